@@ -1,0 +1,142 @@
+// The LLM activity (SPEC §7, §9.6): one streamed Responses API call per attempt. Publishes
+// `start` once the model answered 200, each delta tagged with the attempt, and `done` after the
+// answer is stored. Heartbeats every second so cancellation arrives quickly; a separate
+// no-progress timer fails a silent stream as `Llm.Stalled`. The client never retries by itself.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import OpenAI from 'openai';
+import { v5 as uuidv5 } from 'uuid';
+import type { LlmStore } from '../db/llm-store';
+import type { ExecutionStore } from '../db/execution-store';
+import { toResponsesRequest, type ChatMessage } from '../domain/llm-request';
+import type { RelayEvent } from '../domain/stream-events';
+import type { Relay } from '../infra/relay';
+import { FailureType, type CallModelInput, type CallModelResult, type Usage } from '../workflows/contracts';
+import { classifyModelError } from './failures';
+
+export interface CallModelDeps {
+  llms: LlmStore;
+  executions: ExecutionStore;
+  relay: Relay;
+}
+
+/** Stored request content of a direct query or a rendered agent prompt. */
+export interface ModelRequestContent {
+  messages: ChatMessage[];
+}
+
+const ANSWER_NAMESPACE = '6f1f3c52-8a7e-4b8e-9d55-2f2b7f0c9a11';
+export const answerPayloadId = (executionId: string): string =>
+  uuidv5(`${executionId}:answer`, ANSWER_NAMESPACE);
+
+const HEARTBEAT_MS = 1000;
+
+export function createCallModel(deps: CallModelDeps) {
+  const publish = async (executionId: string, event: RelayEvent): Promise<void> => {
+    try {
+      await deps.relay.publish(executionId, event);
+    } catch {
+      throw ApplicationFailure.create({ type: FailureType.InfraUnavailable, message: 'Relay unavailable' });
+    }
+  };
+
+  return async function callModel(input: CallModelInput): Promise<CallModelResult> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    await deps.executions.recordAttempt(input.executionId, attempt);
+    const llm = await deps.llms.getForCall(input.llmId);
+    if (!llm)
+      throw ApplicationFailure.create({
+        type: FailureType.NotFound,
+        message: `LLM ${input.llmId} not found`,
+        nonRetryable: true,
+      });
+    const request = await deps.executions.getPayload<ModelRequestContent>(input.requestPayloadId);
+    if (!request) {
+      throw ApplicationFailure.create({
+        type: FailureType.NotFound,
+        message: 'Execution content expired',
+        nonRetryable: true,
+      });
+    }
+
+    const abort = new AbortController();
+    const onCancel = (): void => abort.abort();
+    ctx.cancellationSignal.addEventListener('abort', onCancel);
+    let stalled = false;
+    let progressTimer: NodeJS.Timeout | undefined;
+    const armProgressTimer = (): void => {
+      clearTimeout(progressTimer);
+      progressTimer = setTimeout(() => {
+        stalled = true;
+        abort.abort();
+      }, input.noProgressMs);
+    };
+    const heartbeat = setInterval(() => ctx.heartbeat({ attempt }), HEARTBEAT_MS);
+    ctx.heartbeat({ attempt });
+
+    try {
+      const client = new OpenAI({
+        apiKey: llm.apiKey,
+        baseURL: llm.endpoint,
+        maxRetries: 0,
+        timeout: 24 * 3600_000,
+      });
+      armProgressTimer();
+      const stream = await client.responses.create(
+        { model: llm.model, ...toResponsesRequest(request.messages, input.temperature), stream: true },
+        { signal: abort.signal },
+      );
+      await publish(input.executionId, { type: 'start', attempt });
+      let text = '';
+      let usage: Usage | undefined;
+      for await (const event of stream) {
+        if (event.type === 'response.output_text.delta') {
+          armProgressTimer();
+          text += event.delta;
+          await publish(input.executionId, { type: 'delta', attempt, text: event.delta });
+        } else if (event.type === 'response.completed') {
+          usage = {
+            input_tokens: event.response.usage?.input_tokens ?? 0,
+            output_tokens: event.response.usage?.output_tokens ?? 0,
+          };
+        } else if (
+          event.type === 'error' ||
+          event.type === 'response.failed' ||
+          event.type === 'response.incomplete'
+        ) {
+          throw ApplicationFailure.create({
+            type: FailureType.LlmBadStream,
+            message: `Model stream reported ${event.type}`,
+            details: [{ message: `stream event ${event.type}` }],
+          });
+        }
+      }
+      if (!usage) {
+        throw ApplicationFailure.create({
+          type: FailureType.LlmBadStream,
+          message: 'Model stream ended before response.completed',
+          details: [{ message: 'stream ended before response.completed' }],
+        });
+      }
+      const answerId = answerPayloadId(input.executionId);
+      await deps.executions.putPayload(answerId, input.executionId, 'answer', { text });
+      await publish(input.executionId, { type: 'done', attempt, usage });
+      return { answerPayloadId: answerId, usage, attempt };
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Model call cancelled');
+      if (stalled) {
+        throw ApplicationFailure.create({
+          type: FailureType.LlmStalled,
+          message: `No progress from the model for ${input.noProgressMs} ms`,
+          details: [{ message: `no progress for ${input.noProgressMs} ms` }],
+        });
+      }
+      throw classifyModelError(err);
+    } finally {
+      clearInterval(heartbeat);
+      clearTimeout(progressTimer);
+      ctx.cancellationSignal.removeEventListener('abort', onCancel);
+    }
+  };
+}

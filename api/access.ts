@@ -1,0 +1,30 @@
+// Object access at the HTTP edge (SPEC §1, AUTH-3): a path id that is not a UUID or names a
+// missing object is a 404; an object the key cannot read is a 404 for reads (existence is not
+// revealed); a missing write or execute permission on an existing object is a 403.
+import { Forbidden, NotFound } from '../domain/errors';
+import { can, type Action, type ObjectType, type Principal } from '../domain/permissions';
+import { isUuid } from '../infra/ids';
+
+export async function loadAuthorized<T extends { id: string; ownerKeyId?: string | null }>(
+  principal: Principal,
+  action: Action,
+  type: ObjectType,
+  label: string,
+  id: unknown,
+  load: (id: string) => Promise<T | null>,
+): Promise<T> {
+  const notFound = new NotFound(`${label} with id ${String(id)} not found`);
+  if (typeof id !== 'string' || !isUuid(id)) throw notFound;
+  const object = await load(id.toLowerCase());
+  if (!object) throw notFound;
+  if (!can(principal, action, type, object)) {
+    if (action === 'read') throw notFound;
+    throw new Forbidden(`API key lacks ${action} permission on ${label} ${object.id}`);
+  }
+  return object;
+}
+
+export function requireCreate(principal: Principal, type: ObjectType, label: string): void {
+  if (!can(principal, 'write', type, { id: '' }))
+    throw new Forbidden(`API key lacks write:${type} permission to create ${label}s`);
+}

@@ -1,0 +1,72 @@
+// createApp(deps): the HTTP edge, wired from what a composition root hands in. Order: request
+// id and metrics, unauthenticated endpoints, the codec server, authentication, resources, the
+// single error handler.
+import type { Client } from '@temporalio/client';
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { ApiKeyStore } from '../db/api-key-store';
+import type { ExecutionStore } from '../db/execution-store';
+import type { LlmStore } from '../db/llm-store';
+import type { KeyRing } from '../infra/crypto';
+import type { EncryptionCodec } from '../infra/payload-codec';
+import type { Relay } from '../infra/relay';
+import type { ExecutionProfiles } from '../workflows/contracts';
+import './request-context';
+import { authenticate } from './auth';
+import { errorHandler, notFoundHandler } from './error-handler';
+import { httpMetrics, type ApiMetrics } from './metrics';
+import { requestContext } from './request-id';
+import { RouteRegistry } from './route-registry';
+import { apiKeyRoutes } from './routes/api-keys';
+import { codecRoutes } from './routes/codec';
+import { llmRoutes } from './routes/llms';
+import { systemRoutes } from './routes/system';
+
+export interface AppDeps {
+  version: string;
+  logger: Logger;
+  keyring: KeyRing;
+  codec: EncryptionCodec;
+  relay: Relay;
+  temporal: Client;
+  apiKeys: ApiKeyStore;
+  llms: LlmStore;
+  executions: ExecutionStore;
+  metrics: ApiMetrics;
+  failureLimiter: RateLimiterAbstract;
+  failureLimit: number;
+  bodyLimitBytes: number;
+  taskQueue: string;
+  profiles: ExecutionProfiles;
+  codecCorsOrigins: string[];
+  readiness: Record<string, () => Promise<unknown>>;
+  extraMetrics?: () => Promise<string>;
+}
+
+export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry } {
+  const app = express();
+  const routes = new RouteRegistry();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'simple');
+
+  app.use(requestContext(deps.logger));
+  app.use(httpMetrics(deps.metrics));
+  app.use(systemRoutes(routes, deps));
+  app.use(
+    codecRoutes({
+      codec: deps.codec,
+      apiKeys: deps.apiKeys,
+      keyring: deps.keyring,
+      corsOrigins: deps.codecCorsOrigins,
+    }),
+  );
+  app.use(authenticate(deps));
+  app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));
+  app.use(apiKeyRoutes(routes, deps));
+  app.use(llmRoutes(routes, deps));
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return { app, routes };
+}

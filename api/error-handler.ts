@@ -1,0 +1,64 @@
+// The single map from errors to HTTP statuses and bodies (SPEC §1). Internals are masked: an
+// unexpected error is a 500 with a log id, never a stack trace.
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { randomUUID } from 'node:crypto';
+import { AgentryError, NotFound, TooManyRequests, Unavailable } from '../domain/errors';
+
+const STATUS: Record<string, number> = {
+  invalid_input: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  too_many_requests: 429,
+  cancelled: 499,
+  upstream_failed: 502,
+  unavailable: 503,
+};
+
+export const statusOf = (err: AgentryError): number => STATUS[err.kind] ?? 500;
+
+/** Body-parser errors carry `type`; map them to what a client can act on. */
+function fromBodyParser(err: { type?: string; limit?: number }): { status: number; detail: string } | null {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return { status: 400, detail: 'Request body is not valid JSON' };
+    case 'entity.too.large':
+      return { status: 413, detail: `Request body exceeds the limit of ${err.limit} bytes` };
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return { status: 400, detail: 'Request body encoding is not supported (use UTF-8 JSON)' };
+    case 'request.aborted':
+      return { status: 400, detail: 'Request body was not received completely' };
+    default:
+      return null;
+  }
+}
+
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(new NotFound(`Not found: ${req.method} ${req.path}`));
+};
+
+export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
+  if (res.headersSent) {
+    req.log.warn({ err: (err as Error)?.message }, 'error after the response started');
+    res.end();
+    return;
+  }
+  if (err instanceof AgentryError) {
+    const status = statusOf(err);
+    if (err instanceof TooManyRequests || err instanceof Unavailable)
+      res.set('Retry-After', String(err.retryAfterSeconds));
+    res.status(status).json({ detail: err.message, ...(err.items ? { errors: err.items } : {}) });
+    return;
+  }
+  const parsed = fromBodyParser(err as { type?: string });
+  if (parsed) {
+    res.status(parsed.status).json({ detail: parsed.detail });
+    return;
+  }
+  const logId = randomUUID();
+  req.log.error({ err, logId }, 'unhandled error');
+  res.status(500).json({ detail: `Internal server error (log id ${logId})` });
+};

@@ -1,0 +1,106 @@
+// Writes an execution to the client as NDJSON, SSE or plain text (SPEC §9.4/9.5). The status is
+// decided before the first byte (EX-7): the response is held until the model answered 200 (the
+// relay's `start`) or the execution failed. A client that disconnects stops reading; the
+// workflow goes on and the answer stays readable.
+import type { Client } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { Request, Response } from 'express';
+import type { ExecutionStore } from '../db/execution-store';
+import type { ClientEvent } from '../domain/stream-events';
+import type { Relay } from '../infra/relay';
+import { workflowIdFor, type ExecutionResult } from '../workflows/contracts';
+import { describeFailure } from '../workflows/describe-failure';
+import { ExecutionReader } from './execution-reader';
+import type { ApiMetrics } from './metrics';
+import type { StreamOption } from './schemas/llms';
+
+export type StreamFormat = 'ndjson' | 'sse' | 'text';
+
+export const formatOf = (stream: StreamOption | undefined): StreamFormat =>
+  stream === false ? 'text' : stream === 'sse' ? 'sse' : 'ndjson';
+
+export interface ExecutionResponseDeps {
+  relay: Relay;
+  executions: ExecutionStore;
+  temporal: Client;
+  metrics: ApiMetrics;
+}
+
+const READ_BLOCK_MS = 1000;
+const SSE_PING_MS = 15_000;
+
+const CONTENT_TYPES: Record<Exclude<StreamFormat, 'text'>, string> = {
+  ndjson: 'application/x-ndjson',
+  sse: 'text/event-stream',
+};
+
+function serialize(format: 'ndjson' | 'sse', event: ClientEvent): string {
+  const json = JSON.stringify(event);
+  return format === 'ndjson' ? `${json}\n` : `id: ${event.seq}\nevent: ${event.type}\ndata: ${json}\n\n`;
+}
+
+export async function respondWithExecution(
+  deps: ExecutionResponseDeps,
+  req: Request,
+  res: Response,
+  executionId: string,
+  format: StreamFormat,
+): Promise<void> {
+  res.set('x-agentry-execution-id', executionId);
+  const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
+  if (format === 'text') return respondWithText(deps, res, handle.result() as Promise<ExecutionResult>);
+
+  let gone = false;
+  res.on('close', () => (gone = true));
+  const reader = new ExecutionReader(deps.relay, deps.executions, executionId, handle);
+  const held: ClientEvent[] = [];
+
+  // Until the model answered (or the execution failed), nothing is written.
+  while (!reader.sequencer.started && !reader.finished && !gone) {
+    const batch = await reader.next(READ_BLOCK_MS);
+    held.push(...batch.events);
+  }
+  if (gone) return;
+  const early = held.find((e) => e.type === 'error');
+  if (early && early.type === 'error' && !reader.sequencer.started) {
+    res.status(early.status).json({ detail: early.detail });
+    return;
+  }
+
+  res.status(200);
+  res.set({ 'Content-Type': CONTENT_TYPES[format], 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+  res.flushHeaders();
+  const ping = format === 'sse' ? setInterval(() => res.write(': ping\n\n'), SSE_PING_MS) : undefined;
+  try {
+    for (const event of held) res.write(serialize(format, event));
+    while (!reader.finished && !gone) {
+      const batch = await reader.next(READ_BLOCK_MS);
+      for (const event of batch.events) res.write(serialize(format, event));
+      for (const lag of batch.lagsMs) deps.metrics.relayLag.observe(lag / 1000);
+    }
+  } finally {
+    clearInterval(ping);
+    res.end();
+  }
+}
+
+async function respondWithText(
+  deps: ExecutionResponseDeps,
+  res: Response,
+  result: Promise<ExecutionResult>,
+): Promise<void> {
+  let outcome: ExecutionResult;
+  try {
+    outcome = await result;
+  } catch (err) {
+    const failure = describeFailure(err instanceof WorkflowFailedError ? err.cause : err);
+    res.status(failure.status).json({ detail: failure.detail });
+    return;
+  }
+  const answer = await deps.executions.getPayload<{ text: string }>(outcome.answerPayloadId);
+  if (!answer) {
+    res.status(410).json({ detail: 'The answer is no longer retained' });
+    return;
+  }
+  res.status(200).type('text/plain; charset=utf-8').send(answer.text);
+}

@@ -1,0 +1,87 @@
+// /openapi.json (OpenAPI 3.1), generated from the route declarations and the same JSON Schemas
+// that validate requests.
+import type { RouteSpec } from './route-registry';
+import { errorBodySchema } from './schemas/common';
+
+const REASONS: Record<number, string> = {
+  400: 'Invalid input (names what is wrong)',
+  401: 'Invalid API key',
+  403: 'The key lacks a permission on an existing object',
+  404: 'Unknown object',
+  409: 'Name or state conflict',
+  413: 'Body too large',
+  429: 'Rate limited',
+  502: 'The model or embedding server failed',
+  503: 'A dependency is unavailable (Retry-After)',
+};
+
+const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z_]+)/g, '{$1}');
+
+export function buildOpenApi(specs: readonly RouteSpec[], version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const spec of specs) {
+    const path = toOpenApiPath(spec.path);
+    const params = [...spec.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    const query = (spec.query ?? []).map((q) => ({
+      name: q.name,
+      in: 'query',
+      required: false,
+      description: q.description,
+      schema: { type: 'string' },
+    }));
+    const successContent =
+      spec.success.status === 204
+        ? undefined
+        : Object.fromEntries(
+            (spec.success.contentTypes ?? ['application/json']).map((type) => [
+              type,
+              spec.success.schema ? { schema: spec.success.schema } : {},
+            ]),
+          );
+    const responses: Record<string, unknown> = {
+      [spec.success.status]: {
+        description: spec.success.description,
+        ...(successContent ? { content: successContent } : {}),
+      },
+    };
+    for (const status of spec.errors ?? []) {
+      responses[status] = {
+        description: REASONS[status] ?? 'Error',
+        content: { 'application/json': { schema: errorBodySchema } },
+      };
+    }
+    (paths[path] ??= {})[spec.method] = {
+      summary: spec.summary,
+      tags: [spec.tag],
+      ...(spec.permission ? { description: `Permission: \`${spec.permission}\`` } : {}),
+      parameters: [...params, ...query],
+      ...(spec.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: spec.body } } } }
+        : {}),
+      responses,
+      ...(spec.auth === false ? { security: [] } : {}),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agentry',
+      version,
+      description:
+        'Retrieval-augmented agents with durable execution. Authenticate with x-api-key and x-api-key-secret.',
+    },
+    components: {
+      securitySchemes: {
+        apiKeyId: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        apiKeySecret: { type: 'apiKey', in: 'header', name: 'x-api-key-secret' },
+      },
+    },
+    security: [{ apiKeyId: [], apiKeySecret: [] }],
+    paths,
+  };
+}

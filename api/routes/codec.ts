@@ -1,0 +1,86 @@
+// DX-6 codec server for the Temporal UI: `POST /temporal-codec/encode|decode` over the same
+// payload codec as client and worker. Admin only (`Authorization: Bearer <key id>.<secret>`),
+// with CORS for the configured UI origins.
+import express, { Router, type RequestHandler } from 'express';
+import type { Payload } from '@temporalio/common';
+import type { ApiKeyStore } from '../../db/api-key-store';
+import { InvalidInput, Unauthenticated } from '../../domain/errors';
+import { isAdmin } from '../../domain/permissions';
+import type { KeyRing } from '../../infra/crypto';
+import { isUuid } from '../../infra/ids';
+import type { EncryptionCodec } from '../../infra/payload-codec';
+
+export interface CodecRouteDeps {
+  codec: EncryptionCodec;
+  apiKeys: ApiKeyStore;
+  keyring: KeyRing;
+  corsOrigins: string[];
+}
+
+interface JsonPayload {
+  metadata?: Record<string, string>;
+  data?: string;
+}
+
+const fromJson = (p: JsonPayload): Payload => ({
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]),
+  ),
+  data: Buffer.from(p.data ?? '', 'base64'),
+});
+
+const toJson = (p: Payload): JsonPayload => ({
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? []).toString('base64')]),
+  ),
+  data: Buffer.from(p.data ?? []).toString('base64'),
+});
+
+export function codecRoutes(deps: CodecRouteDeps): Router {
+  const router = Router();
+
+  const cors: RequestHandler = (req, res, next) => {
+    const origin = req.header('origin');
+    if (origin && deps.corsOrigins.includes(origin)) {
+      res.set({
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Allow-Methods': 'POST, OPTIONS',
+        'Access-Control-Allow-Headers': 'Content-Type, Authorization, X-Namespace',
+        'Access-Control-Allow-Credentials': 'true',
+        Vary: 'Origin',
+      });
+    }
+    if (req.method === 'OPTIONS') {
+      res.status(204).end();
+      return;
+    }
+    next();
+  };
+
+  const adminOnly: RequestHandler = async (req, _res, next) => {
+    const match = /^Bearer ([^.\s]+)\.(\S+)$/.exec(req.header('authorization') ?? '');
+    const id = match?.[1]?.toLowerCase();
+    const credentials = id && isUuid(id) ? await deps.apiKeys.findCredentials(id) : null;
+    if (
+      !id ||
+      !credentials ||
+      !deps.keyring.verifyHmac('api-key-secret', match![2]!, credentials.secretHmac) ||
+      !isAdmin({ keyId: id, permissions: credentials.permissions })
+    ) {
+      throw new Unauthenticated('Invalid API key');
+    }
+    next();
+  };
+
+  router.use('/temporal-codec', cors);
+  for (const op of ['encode', 'decode'] as const) {
+    router.post(`/temporal-codec/${op}`, adminOnly, express.json({ limit: '4mb' }), async (req, res) => {
+      const payloads = (req.body as { payloads?: unknown })?.payloads;
+      if (!Array.isArray(payloads)) throw new InvalidInput('Body must be {"payloads": [...]}');
+      const input = (payloads as JsonPayload[]).map(fromJson);
+      const output = op === 'encode' ? await deps.codec.encode(input) : await deps.codec.decode(input);
+      res.json({ payloads: output.map(toJson) });
+    });
+  }
+  return router;
+}

@@ -1,0 +1,63 @@
+// Composition root of the API process (production: `npm run start:api`).
+import type { Client } from '@temporalio/client';
+import type { Server } from 'node:http';
+import { loadConfig, requireProductionSettings } from '../infra/config';
+import { createLogger } from '../infra/logger';
+import { VERSION } from '../infra/version';
+import { connectTemporalClient, createRuntime, type Runtime } from '../runtime';
+import { createApp } from './app';
+import { createApiMetrics } from './metrics';
+
+export interface ApiOptions {
+  extraMetrics?: () => Promise<string>;
+}
+
+export async function startApi(rt: Runtime, temporal: Client, options: ApiOptions = {}): Promise<Server> {
+  const { config } = rt;
+  const { app } = createApp({
+    ...rt,
+    version: VERSION,
+    temporal,
+    metrics: createApiMetrics(),
+    failureLimit: config.authFailureLimit,
+    bodyLimitBytes: config.bodyLimitBytes,
+    taskQueue: config.taskQueue,
+    codecCorsOrigins: config.codecCorsOrigins,
+    readiness: {
+      database: () => rt.db.raw('select 1'),
+      ...(rt.redis ? { redis: () => rt.redis!.ping() } : {}),
+      temporal: () => temporal.workflowService.getSystemInfo({}),
+    },
+    ...(options.extraMetrics ? { extraMetrics: options.extraMetrics } : {}),
+  });
+  return new Promise((resolve, reject) => {
+    const server = app.listen(config.port, config.host, () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  requireProductionSettings(config);
+  const logger = createLogger(config.logLevel);
+  const rt = await createRuntime(config, logger);
+  const temporal = await connectTemporalClient(rt);
+  const server = await startApi(rt, temporal);
+  logger.info({ port: config.port }, 'API listening');
+  const stop = async (): Promise<void> => {
+    server.close();
+    server.closeAllConnections();
+    await temporal.connection.close();
+    await rt.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,67 @@
+// Starting an execution: the record and its encrypted request content are written first, then
+// the workflow `execution-<id>` starts with ids only and the DX-5 search attributes.
+import type { Client } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import type { ExecutionStore, NewExecution } from '../db/execution-store';
+import { Unavailable } from '../domain/errors';
+import { newId } from '../infra/ids';
+import { workflowIdFor, type ExecutionProfiles } from '../workflows/contracts';
+import type { ApiMetrics } from './metrics';
+
+export const SearchAttributes = {
+  AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
+  PipelineId: defineSearchAttributeKey('PipelineId', SearchAttributeType.KEYWORD),
+  LlmId: defineSearchAttributeKey('LlmId', SearchAttributeType.KEYWORD),
+  ApiKeyId: defineSearchAttributeKey('ApiKeyId', SearchAttributeType.KEYWORD),
+  ChainId: defineSearchAttributeKey('ChainId', SearchAttributeType.KEYWORD),
+} as const;
+
+export interface StartExecutionDeps {
+  executions: ExecutionStore;
+  temporal: Client;
+  metrics: ApiMetrics;
+  taskQueue: string;
+  profiles: ExecutionProfiles;
+}
+
+export interface ExecutionStart<Args> {
+  record: Omit<NewExecution, 'id' | 'workflow_id'>;
+  content: unknown;
+  workflowType: string;
+  args: (ids: { executionId: string; requestPayloadId: string; profiles: ExecutionProfiles }) => Args;
+  searchAttributes: Partial<Record<keyof typeof SearchAttributes, string | null | undefined>>;
+}
+
+export async function startExecution<Args>(
+  deps: StartExecutionDeps,
+  start: ExecutionStart<Args>,
+): Promise<string> {
+  const executionId = newId();
+  const requestPayloadId = newId();
+  const workflowId = workflowIdFor(executionId);
+  await deps.executions.create(
+    { ...start.record, id: executionId, workflow_id: workflowId },
+    {
+      payloadId: requestPayloadId,
+      content: start.content,
+    },
+  );
+  const typedSearchAttributes = Object.entries(start.searchAttributes)
+    .filter((entry): entry is [keyof typeof SearchAttributes, string] => typeof entry[1] === 'string')
+    .map(([name, value]) => ({ key: SearchAttributes[name], value }) as SearchAttributePair);
+  try {
+    await deps.temporal.workflow.start(start.workflowType, {
+      taskQueue: deps.taskQueue,
+      workflowId,
+      args: [start.args({ executionId, requestPayloadId, profiles: deps.profiles })],
+      typedSearchAttributes,
+    });
+  } catch {
+    await deps.executions
+      .finish(executionId, { status: 'failed', error: { status: 503, type: 'Infra.Unavailable' } }, 0)
+      .catch(() => undefined);
+    throw new Unavailable('Could not start the execution: Temporal is unavailable');
+  }
+  deps.metrics.executionsStarted.inc({ kind: start.record.kind });
+  return executionId;
+}

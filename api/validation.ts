@@ -1,0 +1,69 @@
+// The single Ajv instance: strict JSON Schema validation of every request body. Schemas are
+// `as const` objects that also appear, unchanged, in /openapi.json.
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { InvalidInput, type ErrorItem } from '../domain/errors';
+
+const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes: false, useDefaults: false });
+addFormats(ajv);
+
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function pathOf(e: ErrorObject): string {
+  const base = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+  if (e.keyword === 'additionalProperties') {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty;
+    return base ? `${base}.${extra}` : extra;
+  }
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    return base ? `${base}.${missing}` : missing;
+  }
+  return base;
+}
+
+function messageOf(e: ErrorObject, path: string): string {
+  const where = path || 'body';
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `Unknown field: ${where}`;
+    case 'required':
+      return `Missing required field: ${where}`;
+    case 'type':
+      return `${where} must be ${(e.params as { type: string }).type}`;
+    case 'enum':
+      return `${where} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return `${where} ${e.message ?? 'is invalid'}`;
+  }
+}
+
+/** Validates `body` against `schema`; a failure is a 400 naming every offending field. */
+export function validate<T>(schema: object, body: unknown, what = 'Request body'): T {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new InvalidInput(`${what} must be a JSON object (Content-Type: application/json)`);
+  }
+  let fn = compiled.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    compiled.set(schema, fn);
+  }
+  if (fn(body)) return body as T;
+  const seen = new Set<string>();
+  const items: ErrorItem[] = [];
+  for (const e of fn.errors ?? []) {
+    // `oneOf`/`anyOf` parents repeat what their branches said.
+    if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
+    const path = pathOf(e);
+    const message = messageOf(e, path);
+    if (seen.has(message)) continue;
+    seen.add(message);
+    items.push({ type: e.keyword, path, message });
+  }
+  if (items.length === 0) items.push({ type: 'schema', path: '', message: `${what} is invalid` });
+  throw new InvalidInput(items.map((i) => i.message).join('; '), items);
+}

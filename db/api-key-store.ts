@@ -1,0 +1,129 @@
+// API keys (SPEC §2). Only an HMAC of each secret is stored (AUTH-1).
+import type { Knex } from 'knex';
+import type { ListPage, ListRequest, ListFields } from '../domain/list-params';
+import type { Principal } from '../domain/permissions';
+import { listPage } from './list-query';
+import { uniqueName, whereReadable } from './sql-helpers';
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  description: string | null;
+  permissions: string[];
+  ownerKeyId: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface Row extends Record<string, unknown> {
+  id: string;
+  name: string;
+  description: string | null;
+  permissions: string[];
+  owner_key_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const API_KEY_FIELDS: ListFields = {
+  id: 'uuid',
+  name: 'string',
+  description: 'string',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+};
+const COLUMNS = Object.fromEntries(Object.keys(API_KEY_FIELDS).map((f) => [f, `api_keys.${f}`]));
+const PUBLIC = ['id', 'name', 'description', 'permissions', 'owner_key_id', 'created_at', 'updated_at'];
+
+const toKey = (r: Row): ApiKey => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  permissions: r.permissions,
+  ownerKeyId: r.owner_key_id,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+export class ApiKeyStore {
+  constructor(private readonly db: Knex) {}
+
+  /** What authentication needs, in one indexed lookup. */
+  async findCredentials(id: string): Promise<{ permissions: string[]; secretHmac: Buffer } | null> {
+    const row = await this.db('api_keys').where({ id }).first('permissions', 'secret_hmac');
+    return row ? { permissions: row.permissions as string[], secretHmac: row.secret_hmac as Buffer } : null;
+  }
+
+  async get(id: string): Promise<ApiKey | null> {
+    const row = (await this.db('api_keys').where({ id }).first(PUBLIC)) as Row | undefined;
+    return row ? toKey(row) : null;
+  }
+
+  async create(key: Omit<ApiKey, 'created_at' | 'updated_at'> & { secretHmac: Buffer }): Promise<ApiKey> {
+    const now = new Date();
+    const [row] = await uniqueName('API key', key.name, () =>
+      this.db('api_keys')
+        .insert({
+          id: key.id,
+          name: key.name,
+          description: key.description,
+          permissions: JSON.stringify(key.permissions),
+          secret_hmac: key.secretHmac,
+          owner_key_id: key.ownerKeyId,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning(PUBLIC),
+    );
+    return toKey(row as Row);
+  }
+
+  async update(
+    id: string,
+    patch: { name?: string; description?: string | null; permissions?: string[] },
+  ): Promise<ApiKey> {
+    const values: Record<string, unknown> = { updated_at: new Date() };
+    if (patch.name !== undefined) values.name = patch.name;
+    if (patch.description !== undefined) values.description = patch.description;
+    if (patch.permissions !== undefined) values.permissions = JSON.stringify(patch.permissions);
+    const [row] = await uniqueName('API key', patch.name, () =>
+      this.db('api_keys').where({ id }).update(values).returning(PUBLIC),
+    );
+    return toKey(row as Row);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db('api_keys').where({ id }).delete();
+  }
+
+  list(principal: Principal, req: ListRequest): Promise<ListPage<ApiKey>> {
+    return listPage<Row, ApiKey>(
+      () => {
+        const qb = this.db('api_keys').select(PUBLIC);
+        whereReadable(qb, principal, 'api_keys', 'api_keys');
+        return qb;
+      },
+      COLUMNS,
+      req,
+      toKey,
+    );
+  }
+
+  /** AUTH-4: the configured bootstrap admin key exists with exactly this secret. */
+  async ensureAdmin(id: string, secretHmac: Buffer): Promise<void> {
+    const now = new Date();
+    await this.db('api_keys')
+      .insert({
+        id,
+        name: 'bootstrap-admin',
+        description: 'Bootstrap administrator key (from configuration)',
+        permissions: JSON.stringify(['admin']),
+        secret_hmac: secretHmac,
+        owner_key_id: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict('id')
+      .merge({ secret_hmac: secretHmac, permissions: JSON.stringify(['admin']) });
+  }
+}

@@ -1,0 +1,123 @@
+// Execution records (audit: ids, timings, usage, status; no content) and their encrypted content
+// in `execution_payloads`, deleted after the retention period (SPEC §9.3).
+import type { Knex } from 'knex';
+import type { KeyRing } from '../infra/crypto';
+
+export type ExecutionKind = 'agent' | 'llm_query' | 'gateway' | 'chain' | 'chain_step' | 'reference';
+export type ExecutionStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface ExecutionRecord {
+  id: string;
+  kind: ExecutionKind;
+  status: ExecutionStatus;
+  api_key_id: string;
+  llm_id: string | null;
+  agent_id: string | null;
+  agent_version: number | null;
+  pipeline_id: string | null;
+  parent_execution_id: string | null;
+  trace_id: string | null;
+  workflow_id: string;
+  attempts: number;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  error_status: number | null;
+  error_type: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+}
+
+export type NewExecution = Pick<ExecutionRecord, 'id' | 'kind' | 'api_key_id' | 'workflow_id'> &
+  Partial<
+    Pick<
+      ExecutionRecord,
+      'llm_id' | 'agent_id' | 'agent_version' | 'pipeline_id' | 'parent_execution_id' | 'trace_id'
+    >
+  >;
+
+export class ExecutionStore {
+  constructor(
+    private readonly db: Knex,
+    private readonly keyring: KeyRing,
+  ) {}
+
+  /** Writes the record and its request content in one transaction, before the workflow starts. */
+  async create(execution: NewExecution, request: { payloadId: string; content: unknown }): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const now = new Date();
+      await trx('executions').insert({ ...execution, status: 'running', attempts: 0, started_at: now });
+      await trx('execution_payloads').insert({
+        id: request.payloadId,
+        execution_id: execution.id,
+        kind: 'request',
+        cipher: this.keyring.encryptJson('content', request.content),
+        created_at: now,
+      });
+    });
+  }
+
+  async get(id: string): Promise<ExecutionRecord | null> {
+    return ((await this.db('executions').where({ id }).first()) as ExecutionRecord | undefined) ?? null;
+  }
+
+  async recordAttempt(id: string, attempt: number): Promise<void> {
+    await this.db('executions')
+      .where({ id })
+      .update({ attempts: this.db.raw('GREATEST(attempts, ?)', [attempt]) });
+  }
+
+  /** Idempotent: a retried activity writes the same row. Starts the content retention clock. */
+  async putPayload(payloadId: string, executionId: string, kind: string, content: unknown): Promise<void> {
+    await this.db('execution_payloads')
+      .insert({
+        id: payloadId,
+        execution_id: executionId,
+        kind,
+        cipher: this.keyring.encryptJson('content', content),
+        created_at: new Date(),
+      })
+      .onConflict(['execution_id', 'kind'])
+      .merge(['cipher']);
+  }
+
+  /** The content, or null once it has expired or was never stored. */
+  async getPayload<T>(payloadId: string): Promise<T | null> {
+    const row = await this.db('execution_payloads')
+      .where({ id: payloadId })
+      .andWhere((w) => w.whereNull('expires_at').orWhere('expires_at', '>', new Date()))
+      .first('cipher');
+    return row ? this.keyring.decryptJson<T>('content', row.cipher as Buffer) : null;
+  }
+
+  async finish(
+    id: string,
+    outcome: {
+      status: Exclude<ExecutionStatus, 'running'>;
+      usage?: { input_tokens: number; output_tokens: number };
+      error?: { status: number; type: string };
+    },
+    retentionSeconds: number,
+  ): Promise<void> {
+    const finishedAt = new Date();
+    await this.db.transaction(async (trx) => {
+      await trx('executions')
+        .where({ id })
+        .update({
+          status: outcome.status,
+          finished_at: finishedAt,
+          input_tokens: outcome.usage?.input_tokens ?? null,
+          output_tokens: outcome.usage?.output_tokens ?? null,
+          error_status: outcome.error?.status ?? null,
+          error_type: outcome.error?.type ?? null,
+        });
+      await trx('execution_payloads')
+        .where({ execution_id: id })
+        .update({ expires_at: new Date(finishedAt.getTime() + retentionSeconds * 1000) });
+    });
+  }
+
+  /** Deletes content whose retention has passed; records stay for audit. */
+  async deleteExpiredPayloads(now = new Date()): Promise<number> {
+    return this.db('execution_payloads').where('expires_at', '<=', now).delete();
+  }
+}

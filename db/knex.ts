@@ -1,0 +1,32 @@
+// The knex instance and migrations. Migrations are imported modules (not files found at run
+// time), so the same list works from TypeScript sources, jest and the compiled dist/.
+import knex from 'knex';
+import type { Knex } from 'knex';
+import pg from 'pg';
+import * as foundation from './migrations/001-foundation';
+
+export type { Knex };
+
+// int8 (counts) as numbers; they stay far below 2^53 here.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+const migrations: Record<string, Knex.Migration> = { '001-foundation': foundation };
+
+const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]!,
+};
+
+export function createKnex(connectionString: string, poolMax: number): Knex {
+  return knex({
+    client: 'pg',
+    connection: { connectionString },
+    pool: { min: 0, max: poolMax },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+export async function migrate(db: Knex): Promise<void> {
+  await db.migrate.latest({ migrationSource });
+}

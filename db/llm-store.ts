@@ -1,0 +1,146 @@
+// Registered LLMs (SPEC §7). The API key is stored encrypted and only the model activity reads it.
+import type { Knex } from 'knex';
+import type { KeyRing } from '../infra/crypto';
+import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
+import type { Principal } from '../domain/permissions';
+import { listPage } from './list-query';
+import { uniqueName, whereReadable } from './sql-helpers';
+
+export interface Llm {
+  id: string;
+  name: string;
+  description: string | null;
+  endpoint: string;
+  model: string;
+  provider: string;
+  ownerKeyId: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface Row extends Record<string, unknown> {
+  id: string;
+  name: string;
+  description: string | null;
+  endpoint: string;
+  model: string;
+  provider: string;
+  owner_key_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const LLM_FIELDS: ListFields = {
+  id: 'uuid',
+  name: 'string',
+  description: 'string',
+  endpoint: 'string',
+  model: 'string',
+  provider: 'string',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+};
+const COLUMNS = Object.fromEntries(Object.keys(LLM_FIELDS).map((f) => [f, `llms.${f}`]));
+const PUBLIC = [
+  'id',
+  'name',
+  'description',
+  'endpoint',
+  'model',
+  'provider',
+  'owner_key_id',
+  'created_at',
+  'updated_at',
+];
+
+const toLlm = (r: Row): Llm => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  endpoint: r.endpoint,
+  model: r.model,
+  provider: r.provider,
+  ownerKeyId: r.owner_key_id,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+export interface LlmPatch {
+  name?: string;
+  description?: string | null;
+  endpoint?: string;
+  model?: string;
+  provider?: string;
+  apiKey?: string;
+}
+
+export class LlmStore {
+  constructor(
+    private readonly db: Knex,
+    private readonly keyring: KeyRing,
+  ) {}
+
+  async get(id: string): Promise<Llm | null> {
+    const row = (await this.db('llms').where({ id }).first(PUBLIC)) as Row | undefined;
+    return row ? toLlm(row) : null;
+  }
+
+  /** The connection details for a model call, API key decrypted. */
+  async getForCall(id: string): Promise<{ endpoint: string; model: string; apiKey: string } | null> {
+    const row = await this.db('llms').where({ id }).first('endpoint', 'model', 'api_key_cipher');
+    if (!row) return null;
+    return {
+      endpoint: row.endpoint as string,
+      model: row.model as string,
+      apiKey: this.keyring.decrypt('llm-api-key', row.api_key_cipher as Buffer).toString('utf8'),
+    };
+  }
+
+  async create(llm: Omit<Llm, 'created_at' | 'updated_at'> & { apiKey: string }): Promise<Llm> {
+    const now = new Date();
+    const [row] = await uniqueName('LLM', llm.name, () =>
+      this.db('llms')
+        .insert({
+          id: llm.id,
+          name: llm.name,
+          description: llm.description,
+          endpoint: llm.endpoint,
+          model: llm.model,
+          provider: llm.provider,
+          api_key_cipher: this.keyring.encrypt('llm-api-key', llm.apiKey),
+          owner_key_id: llm.ownerKeyId,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning(PUBLIC),
+    );
+    return toLlm(row as Row);
+  }
+
+  async update(id: string, patch: LlmPatch): Promise<Llm> {
+    const { apiKey, ...fields } = patch;
+    const values: Record<string, unknown> = { ...fields, updated_at: new Date() };
+    if (apiKey !== undefined) values.api_key_cipher = this.keyring.encrypt('llm-api-key', apiKey);
+    const [row] = await uniqueName('LLM', patch.name, () =>
+      this.db('llms').where({ id }).update(values).returning(PUBLIC),
+    );
+    return toLlm(row as Row);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db('llms').where({ id }).delete();
+  }
+
+  list(principal: Principal, req: ListRequest): Promise<ListPage<Llm>> {
+    return listPage<Row, Llm>(
+      () => {
+        const qb = this.db('llms').select(PUBLIC);
+        whereReadable(qb, principal, 'llms', 'llms');
+        return qb;
+      },
+      COLUMNS,
+      req,
+      toLlm,
+    );
+  }
+}

@@ -1,0 +1,36 @@
+// Small SQL conventions shared by the stores: read visibility and unique-violation mapping.
+import type { Knex } from 'knex';
+import { Conflict } from '../domain/errors';
+import { canOnAll, grantedIds, type ObjectType, type Principal } from '../domain/permissions';
+
+/** Restricts `qb` to rows the principal may read: type-wide grant, owned, or granted by id. */
+export function whereReadable(
+  qb: Knex.QueryBuilder,
+  principal: Principal,
+  type: ObjectType,
+  table: string,
+): void {
+  if (canOnAll(principal, 'read', type)) return;
+  const ids = grantedIds(principal, 'read', type).filter((id) => UUID.test(id));
+  qb.where((w) => {
+    w.where(`${table}.owner_key_id`, principal.keyId);
+    if (ids.length > 0) w.orWhereIn(`${table}.id`, ids);
+  });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Runs an insert/update and turns a unique violation into SPEC §1's 409 message. */
+export async function uniqueName<T>(
+  label: string,
+  name: string | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505')
+      throw new Conflict(`${label} name already exists: ${name}`);
+    throw err;
+  }
+}

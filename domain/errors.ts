@@ -1,0 +1,66 @@
+// Errors are values with meaning: raised anywhere, mapped to HTTP statuses in exactly one place
+// (api/error-handler.ts). They know nothing of HTTP.
+
+export interface ErrorItem {
+  type: string;
+  path?: string;
+  message: string;
+  [extra: string]: unknown;
+}
+
+export abstract class AgentryError extends Error {
+  abstract readonly kind: string;
+  constructor(
+    message: string,
+    readonly items?: ErrorItem[],
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidInput extends AgentryError {
+  readonly kind = 'invalid_input';
+}
+export class Unauthenticated extends AgentryError {
+  readonly kind = 'unauthenticated';
+}
+export class Forbidden extends AgentryError {
+  readonly kind = 'forbidden';
+}
+export class NotFound extends AgentryError {
+  readonly kind = 'not_found';
+}
+export class Conflict extends AgentryError {
+  readonly kind = 'conflict';
+}
+export class PayloadTooLarge extends AgentryError {
+  readonly kind = 'payload_too_large';
+}
+export class TooManyRequests extends AgentryError {
+  readonly kind = 'too_many_requests';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+/** The model or embedding server failed (after all retries). */
+export class UpstreamFailed extends AgentryError {
+  readonly kind = 'upstream_failed';
+}
+/** A dependency of ours (database, Redis, Temporal) is unavailable. */
+export class Unavailable extends AgentryError {
+  readonly kind = 'unavailable';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message);
+  }
+}
+/** The execution was cancelled by a client. */
+export class Cancelled extends AgentryError {
+  readonly kind = 'cancelled';
+}

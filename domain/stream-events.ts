@@ -1,0 +1,96 @@
+// The execution event protocol (SPEC §9.5). Producers publish raw relay events tagged with
+// their attempt; the sequencer turns the relay's log into what clients see. Because it is a pure
+// function of the log, a re-attaching reader numbers events exactly as the first reader did.
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** What producers publish to the relay. `start` is internal: the model answered 200. */
+export type RelayEvent =
+  | { type: 'start'; attempt: number }
+  | { type: 'delta'; attempt: number; text: string }
+  | { type: 'done'; attempt: number; usage: Usage }
+  | { type: 'error'; status: number; detail: string };
+
+/** What clients receive. */
+export type ClientEvent =
+  | { type: 'delta'; seq: number; attempt: number; text: string }
+  | { type: 'reset'; seq: number; attempt: number }
+  | { type: 'done'; seq: number; attempt: number; usage: Usage }
+  | { type: 'error'; seq: number; status: number; detail: string };
+
+export class EventSequencer {
+  private seq = 0;
+  private highestAttempt = 0;
+  private textSentThisAttempt = false;
+  /** The model answered 200 at least once. */
+  started = false;
+  /** A terminal event (`done` or `error`) was emitted; nothing follows it. */
+  terminated = false;
+  /** The answer so far (since the last reset). */
+  text = '';
+
+  accept(event: RelayEvent): ClientEvent[] {
+    if (this.terminated) return [];
+    if (event.type === 'error')
+      return [this.terminal({ type: 'error', seq: ++this.seq, status: event.status, detail: event.detail })];
+    if (event.attempt < this.highestAttempt) return []; // a zombie attempt cannot interleave
+    const out: ClientEvent[] = [];
+    if (event.attempt > this.highestAttempt) {
+      this.highestAttempt = event.attempt;
+      if (this.textSentThisAttempt) out.push({ type: 'reset', seq: ++this.seq, attempt: event.attempt });
+      this.textSentThisAttempt = false;
+      this.text = '';
+    }
+    switch (event.type) {
+      case 'start':
+        this.started = true;
+        break;
+      case 'delta':
+        this.textSentThisAttempt = true;
+        this.text += event.text;
+        out.push({ type: 'delta', seq: ++this.seq, attempt: event.attempt, text: event.text });
+        break;
+      case 'done':
+        out.push(
+          this.terminal({ type: 'done', seq: ++this.seq, attempt: event.attempt, usage: event.usage }),
+        );
+        break;
+    }
+    return out;
+  }
+
+  /** A terminal event made up by a reader when the workflow closed without publishing one. */
+  synthesize(
+    terminal: { type: 'error'; status: number; detail: string } | { type: 'done'; usage: Usage },
+  ): ClientEvent {
+    return terminal.type === 'error'
+      ? this.terminal({ type: 'error', seq: ++this.seq, status: terminal.status, detail: terminal.detail })
+      : this.terminal({ type: 'done', seq: ++this.seq, attempt: this.highestAttempt, usage: terminal.usage });
+  }
+
+  /**
+   * The workflow succeeded but its `done` never reached the relay (e.g. Redis lost the stream):
+   * bring the client to the stored answer, then end.
+   */
+  recover(answer: string, usage: Usage): ClientEvent[] {
+    if (this.terminated) return [];
+    const out: ClientEvent[] = [];
+    if (this.text !== answer) {
+      const attempt = Math.max(this.highestAttempt, 1);
+      if (this.textSentThisAttempt) out.push({ type: 'reset', seq: ++this.seq, attempt });
+      this.text = answer;
+      this.textSentThisAttempt = answer !== '';
+      if (answer !== '') out.push({ type: 'delta', seq: ++this.seq, attempt, text: answer });
+    }
+    out.push(this.synthesize({ type: 'done', usage }));
+    return out;
+  }
+
+  private terminal(event: ClientEvent): ClientEvent {
+    this.terminated = true;
+    return event;
+  }
+}

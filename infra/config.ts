@@ -1,0 +1,145 @@
+// Configuration is read from the environment once, by a composition root, and every problem is
+// reported at once. Every timeout and retry policy lives here so tests can shorten them.
+
+import type { LlmProfile, RetryProfile } from '../workflows/contracts';
+
+export type { LlmProfile, RetryProfile };
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dbPoolMax: number;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  taskQueue: string;
+  applicationSecret: string | undefined;
+  applicationSecretPrevious: string | undefined;
+  adminKeyId: string | undefined;
+  adminKeySecret: string | undefined;
+  authFailureLimit: number;
+  authFailureWindowSeconds: number;
+  codecCorsOrigins: string[];
+  workerMetricsPort: number;
+  contentRetentionSeconds: number;
+  bodyLimitBytes: number;
+  logLevel: string;
+  workflowBundlePath: string | undefined;
+  llm: LlmProfile;
+  /** Short bookkeeping activities (execution records, error publication). */
+  bookkeeping: RetryProfile;
+}
+
+type Env = Record<string, string | undefined>;
+
+class Reader {
+  readonly errors: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  str(name: string): string | undefined {
+    const v = this.env[name];
+    return v === undefined || v === '' ? undefined : v;
+  }
+
+  int(name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+    const raw = this.str(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      this.errors.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  }
+
+  num(name: string, fallback: number, min: number): number {
+    const raw = this.str(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < min) {
+      this.errors.push(`${name} must be a number ≥ ${min} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  }
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n- ${problems.join('\n- ')}`);
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const r = new Reader(env);
+  const applicationSecret = r.str('AGENTRY_APPLICATION_SECRET');
+  const applicationSecretPrevious = r.str('AGENTRY_APPLICATION_SECRET_PREVIOUS');
+  for (const [name, value] of [
+    ['AGENTRY_APPLICATION_SECRET', applicationSecret],
+    ['AGENTRY_APPLICATION_SECRET_PREVIOUS', applicationSecretPrevious],
+  ] as const) {
+    if (value !== undefined && Buffer.byteLength(value) < 32)
+      r.errors.push(`${name} must be at least 32 bytes`);
+  }
+  const adminKeyId = r.str('AGENTRY_ADMIN_KEY_ID');
+  const adminKeySecret = r.str('AGENTRY_ADMIN_KEY_SECRET');
+  if ((adminKeyId === undefined) !== (adminKeySecret === undefined)) {
+    r.errors.push('AGENTRY_ADMIN_KEY_ID and AGENTRY_ADMIN_KEY_SECRET must be set together');
+  }
+  const config: Config = {
+    port: r.int('PORT', 8080, 0, 65535),
+    host: r.str('HOST') ?? '0.0.0.0',
+    databaseUrl: r.str('DATABASE_URL'),
+    dbPoolMax: r.int('AGENTRY_DB_POOL_MAX', 10, 1, 1000),
+    redisUrl: r.str('REDIS_URL'),
+    redisPrefix: r.str('AGENTRY_REDIS_PREFIX') ?? 'agentry:',
+    temporalAddress: r.str('TEMPORAL_ADDRESS'),
+    temporalNamespace: r.str('TEMPORAL_NAMESPACE') ?? 'default',
+    taskQueue: r.str('AGENTRY_TASK_QUEUE') ?? 'agentry',
+    applicationSecret,
+    applicationSecretPrevious,
+    adminKeyId,
+    adminKeySecret,
+    authFailureLimit: r.int('AGENTRY_AUTH_FAILURE_LIMIT', 20, 1),
+    authFailureWindowSeconds: r.int('AGENTRY_AUTH_FAILURE_WINDOW_SECONDS', 60, 1),
+    codecCorsOrigins: (r.str('AGENTRY_CODEC_CORS_ORIGINS') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    workerMetricsPort: r.int('AGENTRY_WORKER_METRICS_PORT', 9464, 0, 65535),
+    contentRetentionSeconds: r.int('AGENTRY_CONTENT_RETENTION', 3600, 1),
+    bodyLimitBytes: r.int('AGENTRY_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    logLevel: r.str('AGENTRY_LOG_LEVEL') ?? 'info',
+    workflowBundlePath: r.str('AGENTRY_WORKFLOW_BUNDLE'),
+    llm: {
+      startToCloseMs: r.int('AGENTRY_LLM_START_TO_CLOSE_MS', 600_000, 1),
+      heartbeatTimeoutMs: r.int('AGENTRY_LLM_HEARTBEAT_TIMEOUT_MS', 20_000, 1),
+      noProgressMs: r.int('AGENTRY_LLM_NO_PROGRESS_MS', 120_000, 1),
+      maximumAttempts: r.int('AGENTRY_LLM_MAX_ATTEMPTS', 4, 1),
+      initialIntervalMs: r.int('AGENTRY_LLM_RETRY_INITIAL_MS', 1000, 1),
+      backoffCoefficient: r.num('AGENTRY_LLM_RETRY_BACKOFF', 2, 1),
+      maximumIntervalMs: r.int('AGENTRY_LLM_RETRY_MAX_INTERVAL_MS', 30_000, 1),
+    },
+    bookkeeping: {
+      startToCloseMs: r.int('AGENTRY_BOOKKEEPING_START_TO_CLOSE_MS', 10_000, 1),
+      maximumAttempts: r.int('AGENTRY_BOOKKEEPING_MAX_ATTEMPTS', 5, 1),
+      initialIntervalMs: r.int('AGENTRY_BOOKKEEPING_RETRY_INITIAL_MS', 200, 1),
+      backoffCoefficient: 2,
+      maximumIntervalMs: 5_000,
+    },
+  };
+  if (r.errors.length > 0) throw new ConfigError(r.errors);
+  return config;
+}
+
+/** Production processes (api, worker) need every service named explicitly. */
+export function requireProductionSettings(config: Config): void {
+  const missing: string[] = [];
+  if (!config.databaseUrl) missing.push('DATABASE_URL is required (postgres://user:pass@host:5432/db)');
+  if (!config.redisUrl) missing.push('REDIS_URL is required (redis://host:6379)');
+  if (!config.temporalAddress) missing.push('TEMPORAL_ADDRESS is required (host:7233)');
+  if (!config.applicationSecret) missing.push('AGENTRY_APPLICATION_SECRET is required (≥ 32 bytes)');
+  if (missing.length > 0) throw new ConfigError(missing);
+}

@@ -1,0 +1,84 @@
+// Shared construction for the composition roots (api/server.ts, worker.ts, embedded.ts): the
+// services both processes use, built from configuration in one place.
+import { Client, Connection } from '@temporalio/client';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { ApiKeyStore } from './db/api-key-store';
+import { ExecutionStore } from './db/execution-store';
+import { createKnex, migrate, type Knex } from './db/knex';
+import { LlmStore } from './db/llm-store';
+import type { Config } from './infra/config';
+import { KeyRing } from './infra/crypto';
+import type { Logger } from './infra/logger';
+import { EncryptionCodec } from './infra/payload-codec';
+import { MemoryRelay, RedisRelay, type Relay } from './infra/relay';
+import type { ExecutionProfiles } from './workflows/contracts';
+
+export interface Runtime {
+  config: Config;
+  logger: Logger;
+  keyring: KeyRing;
+  codec: EncryptionCodec;
+  db: Knex;
+  redis: Redis | undefined;
+  relay: Relay;
+  failureLimiter: RateLimiterAbstract;
+  apiKeys: ApiKeyStore;
+  llms: LlmStore;
+  executions: ExecutionStore;
+  profiles: ExecutionProfiles;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(config: Config, logger: Logger): Promise<Runtime> {
+  if (!config.applicationSecret) throw new Error('AGENTRY_APPLICATION_SECRET is required');
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
+  const keyring = new KeyRing(config.applicationSecret, config.applicationSecretPrevious);
+  const db = createKnex(config.databaseUrl, config.dbPoolMax);
+  await migrate(db);
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
+  const relay: Relay = redis ? new RedisRelay(redis, keyring, config.redisPrefix) : new MemoryRelay(keyring);
+  const limiterOptions = {
+    keyPrefix: `${config.redisPrefix}auth-failures`,
+    points: config.authFailureLimit,
+    duration: config.authFailureWindowSeconds,
+  };
+  const failureLimiter = redis
+    ? new RateLimiterRedis({ ...limiterOptions, storeClient: redis })
+    : new RateLimiterMemory(limiterOptions);
+  const apiKeys = new ApiKeyStore(db);
+  if (config.adminKeyId && config.adminKeySecret) {
+    await apiKeys.ensureAdmin(
+      config.adminKeyId.toLowerCase(),
+      keyring.hmac('api-key-secret', config.adminKeySecret),
+    );
+  }
+  return {
+    config,
+    logger,
+    keyring,
+    codec: new EncryptionCodec(keyring),
+    db,
+    redis,
+    relay,
+    failureLimiter,
+    apiKeys,
+    llms: new LlmStore(db, keyring),
+    executions: new ExecutionStore(db, keyring),
+    profiles: { llm: config.llm, bookkeeping: config.bookkeeping },
+    async close() {
+      await relay.close();
+      redis?.disconnect();
+      await db.destroy();
+    },
+  };
+}
+
+export async function connectTemporalClient(rt: Runtime): Promise<Client> {
+  const connection = await Connection.connect({ address: rt.config.temporalAddress ?? '127.0.0.1:7233' });
+  return new Client({
+    connection,
+    namespace: rt.config.temporalNamespace,
+    dataConverter: { payloadCodecs: [rt.codec] },
+  });
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Starts the fake model server (scripts/fake-llm.ts) for the README quick start: compiles the project
+# to dist/ when the compiled script is missing or older than its sources, then runs it with node.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+OUT=dist/scripts/fake-llm.js
+SOURCES=(scripts/fake-llm.ts test/fakes/fake-model-server.ts)
+
+stale() {
+  [[ -f "$OUT" ]] || return 0
+  local src
+  for src in "${SOURCES[@]}"; do
+    [[ "$src" -nt "$OUT" ]] && return 0
+  done
+  return 1
+}
+
+if stale; then
+  echo "Building dist/ (npx tsc -p tsconfig.build.json)..." >&2
+  if ! npx tsc -p tsconfig.build.json; then
+    # tsc still emits JavaScript on type errors; carry on only if the fake server itself was emitted.
+    if stale; then
+      echo "Build failed and $OUT was not produced." >&2
+      exit 1
+    fi
+    echo "Warning: tsc reported errors (see above); $OUT was emitted, starting it anyway." >&2
+  fi
+fi
+
+exec node "$OUT"

@@ -1,0 +1,417 @@
+// A scripted fake of the OpenAI Responses API (POST <prefix>/responses, streamed and not), so tests and
+// local runs exercise the real openai SDK against deterministic answers, failures, drops and hangs
+// without a network or an API key. Only node:http, so it also runs standalone (scripts/fake-llm.ts).
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface FakeBehaviour {
+  /** Answer text; default: `Echo: <last user message content>`. */
+  text?: string;
+  /** Delay between deltas in milliseconds (default 0). */
+  deltaDelayMs?: number;
+  /** Characters per delta (default: words with their leading spaces, e.g. 'Hello', ' world'). */
+  chunkSize?: number;
+  /** The first `count` requests for this model answer HTTP `status` with an OpenAI error body. */
+  failFirst?: { count: number; status: number; message?: string; retryAfterSeconds?: number };
+  /**
+   * The first `attempts` requests for this model stream `after` deltas then destroy the socket (no
+   * response.completed). A non-streaming request counted here has its socket destroyed before any answer.
+   */
+  dropAfterDeltas?: { attempts: number; after: number };
+  /** Send headers + response.created (streaming) or just headers (non-streaming), then nothing more. */
+  hang?: boolean;
+  /** Never answer at all. */
+  hangBeforeHeaders?: boolean;
+  /** Default: computed as words of input (instructions + messages) / words of output. */
+  usage?: { input_tokens: number; output_tokens: number };
+}
+
+export interface RecordedRequest {
+  model: string;
+  body: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
+  /** True once the client closed the connection before the server finished answering. */
+  aborted: boolean;
+}
+
+export interface FakeModelServer {
+  /** Base URL to register as an LLM endpoint, e.g. http://127.0.0.1:PORT/v1 */
+  url: string;
+  port: number;
+  /** Behaviour for requests whose body.model === model (merged over the server defaults). */
+  script(model: string, behaviour: FakeBehaviour): void;
+  /** Clear scripts, counters and recorded requests (the `requests` array is emptied in place). */
+  reset(): void;
+  /** Every parsed request to the responses endpoint, in arrival order. */
+  requests: RecordedRequest[];
+  requestsFor(model: string): RecordedRequest[];
+  /** Stop listening and destroy open sockets (hanging requests included). */
+  close(): Promise<void>;
+}
+
+export interface StartFakeModelServerOptions {
+  port?: number;
+  host?: string;
+  defaults?: FakeBehaviour;
+}
+
+interface Usage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+const newId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+const countWords = (text: string): number => text.split(/\s+/).filter((word) => word.length > 0).length;
+
+/** Text of a message content: a string, or parts such as `{type:'input_text', text}`. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part: unknown) => (isRecord(part) && typeof part.text === 'string' ? part.text : ''))
+    .filter((text) => text.length > 0)
+    .join('\n');
+}
+
+function inputMessages(input: unknown): { role: string; text: string }[] {
+  if (typeof input === 'string') return [{ role: 'user', text: input }];
+  if (!Array.isArray(input)) return [];
+  const messages: { role: string; text: string }[] = [];
+  for (const item of input) {
+    if (isRecord(item) && typeof item.role === 'string') {
+      messages.push({ role: item.role, text: contentText(item.content) });
+    }
+  }
+  return messages;
+}
+
+function lastUserMessage(input: unknown): string {
+  const users = inputMessages(input).filter((message) => message.role === 'user');
+  return users[users.length - 1]?.text ?? '';
+}
+
+function countInputWords(body: Record<string, unknown>): number {
+  const instructions = typeof body.instructions === 'string' ? body.instructions : '';
+  return inputMessages(body.input).reduce(
+    (sum, message) => sum + countWords(message.text),
+    countWords(instructions),
+  );
+}
+
+/** Split text into deltas whose concatenation is exactly the text. */
+export function chunkText(text: string, chunkSize?: number): string[] {
+  if (text.length === 0) return [];
+  if (chunkSize !== undefined && chunkSize > 0) {
+    const chunks: string[] = [];
+    for (let i = 0; i < text.length; i += chunkSize) chunks.push(text.slice(i, i + chunkSize));
+    return chunks;
+  }
+  return text.match(/\s*\S+|\s+$/g) ?? [text];
+}
+
+function errorType(status: number): { type: string; code: string | null } {
+  if (status === 429) return { type: 'requests', code: 'rate_limit_exceeded' };
+  if (status === 401) return { type: 'invalid_request_error', code: 'invalid_api_key' };
+  if (status === 403) return { type: 'invalid_request_error', code: 'unsupported_country_region_territory' };
+  if (status >= 500) return { type: 'server_error', code: 'server_error' };
+  return { type: 'invalid_request_error', code: null };
+}
+
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  extra: { param?: string | null; code?: string | null; retryAfterSeconds?: number } = {},
+): void {
+  const { type, code } = errorType(status);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-request-id': newId('req'),
+  };
+  if (extra.retryAfterSeconds !== undefined) headers['retry-after'] = String(extra.retryAfterSeconds);
+  res.writeHead(status, headers);
+  res.end(
+    JSON.stringify({
+      error: {
+        message,
+        type,
+        code: extra.code !== undefined ? extra.code : code,
+        param: extra.param ?? null,
+      },
+    }),
+  );
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function formatUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const hostPart = reachable.includes(':') ? `[${reachable}]` : reachable;
+  return `http://${hostPart}:${port}/v1`;
+}
+
+export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Promise<FakeModelServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const defaults: FakeBehaviour = { ...opts.defaults };
+  const scripts = new Map<string, FakeBehaviour>();
+  const counters = new Map<string, { failed: number; dropped: number }>();
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  let closing = false;
+
+  const behaviourFor = (model: string): FakeBehaviour => ({ ...defaults, ...scripts.get(model) });
+  const countersFor = (model: string): { failed: number; dropped: number } => {
+    let counter = counters.get(model);
+    if (!counter) {
+      counter = { failed: 0, dropped: 0 };
+      counters.set(model, counter);
+    }
+    return counter;
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const pathname = new URL(req.url ?? '/', 'http://fake').pathname.replace(/\/+$/, '');
+    if (req.method !== 'POST' || !(pathname === '/responses' || pathname.endsWith('/responses'))) {
+      req.resume();
+      sendError(res, 404, `Invalid URL (${req.method ?? 'GET'} ${req.url ?? '/'})`);
+      return;
+    }
+
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch {
+      sendError(res, 400, 'We could not parse the JSON body of your request.');
+      return;
+    }
+    if (!isRecord(body)) {
+      sendError(res, 400, 'The request body must be a JSON object.');
+      return;
+    }
+
+    const model = typeof body.model === 'string' ? body.model : '';
+    const recorded: RecordedRequest = { model, body, headers: { ...req.headers }, aborted: false };
+    requests.push(recorded);
+    let droppedByServer = false;
+    res.on('close', () => {
+      if (!res.writableFinished && !droppedByServer && !closing) recorded.aborted = true;
+    });
+
+    if (model === '') {
+      sendError(res, 400, "Missing required parameter: 'model'.", {
+        param: 'model',
+        code: 'missing_required_parameter',
+      });
+      return;
+    }
+
+    const behaviour = behaviourFor(model);
+    const counter = countersFor(model);
+
+    if (behaviour.hangBeforeHeaders) return;
+
+    if (behaviour.failFirst && counter.failed < behaviour.failFirst.count) {
+      counter.failed += 1;
+      const { status, message, retryAfterSeconds } = behaviour.failFirst;
+      sendError(
+        res,
+        status,
+        message ?? `Scripted failure ${counter.failed} of ${behaviour.failFirst.count}`,
+        {
+          retryAfterSeconds,
+        },
+      );
+      return;
+    }
+
+    let dropAfter: number | undefined;
+    if (behaviour.dropAfterDeltas && counter.dropped < behaviour.dropAfterDeltas.attempts) {
+      counter.dropped += 1;
+      dropAfter = behaviour.dropAfterDeltas.after;
+    }
+    const drop = (): void => {
+      droppedByServer = true;
+      const socket = res.socket;
+      if (!socket) {
+        res.destroy();
+        return;
+      }
+      // Flush what was written (the deltas), then close mid-body: the client sees a truncated stream.
+      socket.end();
+      socket.once('finish', () => socket.destroy());
+    };
+
+    const text = behaviour.text ?? `Echo: ${lastUserMessage(body.input)}`;
+    const usage: Usage = {
+      input_tokens: behaviour.usage?.input_tokens ?? countInputWords(body),
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: behaviour.usage?.output_tokens ?? countWords(text),
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
+    };
+    usage.total_tokens = usage.input_tokens + usage.output_tokens;
+
+    const responseId = newId('resp');
+    const itemId = newId('msg');
+    const createdAt = Math.floor(Date.now() / 1000);
+    const part = { type: 'output_text', text, annotations: [], logprobs: [] };
+    const completedItem = {
+      id: itemId,
+      type: 'message',
+      status: 'completed',
+      content: [part],
+      role: 'assistant',
+    };
+    const responseObject = (status: 'in_progress' | 'completed'): Record<string, unknown> => ({
+      id: responseId,
+      object: 'response',
+      created_at: createdAt,
+      status,
+      background: false,
+      error: null,
+      incomplete_details: null,
+      instructions: typeof body.instructions === 'string' ? body.instructions : null,
+      max_output_tokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,
+      metadata: isRecord(body.metadata) ? body.metadata : {},
+      model,
+      output: status === 'completed' ? [completedItem] : [],
+      parallel_tool_calls: true,
+      previous_response_id: typeof body.previous_response_id === 'string' ? body.previous_response_id : null,
+      reasoning: { effort: null, summary: null },
+      store: typeof body.store === 'boolean' ? body.store : true,
+      temperature: typeof body.temperature === 'number' ? body.temperature : 1,
+      text: { format: { type: 'text' } },
+      tool_choice: 'auto',
+      tools: [],
+      top_p: typeof body.top_p === 'number' ? body.top_p : 1,
+      truncation: 'disabled',
+      usage: status === 'completed' ? usage : null,
+      user: null,
+    });
+
+    if (body.stream !== true) {
+      if (dropAfter !== undefined) {
+        drop();
+        return;
+      }
+      if (behaviour.hang) {
+        res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': newId('req') });
+        res.flushHeaders();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': newId('req') });
+      res.end(JSON.stringify(responseObject('completed')));
+      return;
+    }
+
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-request-id': newId('req'),
+    });
+    let sequence = 0;
+    const send = (type: string, payload: Record<string, unknown>): boolean => {
+      if (res.destroyed) return false;
+      const data = JSON.stringify({ type, sequence_number: sequence, ...payload });
+      sequence += 1;
+      res.write(`event: ${type}\ndata: ${data}\n\n`);
+      return true;
+    };
+
+    send('response.created', { response: responseObject('in_progress') });
+    if (behaviour.hang) return;
+    send('response.in_progress', { response: responseObject('in_progress') });
+    send('response.output_item.added', {
+      output_index: 0,
+      item: { id: itemId, type: 'message', status: 'in_progress', content: [], role: 'assistant' },
+    });
+    const position = { item_id: itemId, output_index: 0, content_index: 0 };
+    send('response.content_part.added', { ...position, part: { ...part, text: '' } });
+
+    const chunks = chunkText(text, behaviour.chunkSize);
+    const delay = behaviour.deltaDelayMs ?? 0;
+    for (const [index, delta] of chunks.entries()) {
+      if (dropAfter !== undefined && index >= dropAfter) break;
+      if (index > 0 && delay > 0) await sleep(delay);
+      if (!send('response.output_text.delta', { ...position, delta, logprobs: [] })) return;
+    }
+    if (dropAfter !== undefined) {
+      drop();
+      return;
+    }
+
+    if (!send('response.output_text.done', { ...position, text, logprobs: [] })) return;
+    send('response.content_part.done', { ...position, part });
+    send('response.output_item.done', { output_index: 0, item: completedItem });
+    send('response.completed', { response: responseObject('completed') });
+    res.end();
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) {
+        sendError(
+          res,
+          500,
+          `Fake model server error: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: formatUrl(host, port),
+        port,
+        requests,
+        script(model, behaviour) {
+          scripts.set(model, behaviour);
+        },
+        reset() {
+          scripts.clear();
+          counters.clear();
+          requests.length = 0;
+        },
+        requestsFor(model) {
+          return requests.filter((request) => request.model === model);
+        },
+        close() {
+          closing = true;
+          for (const socket of sockets) socket.destroy();
+          return new Promise<void>((done) => {
+            server.close(() => done());
+          });
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,2 @@
+// The workflows the worker registers (bundled by the Temporal SDK's webpack).
+export { llmQuery } from './llm-query';

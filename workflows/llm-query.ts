@@ -1,0 +1,78 @@
+// LLM-4: a direct query as a workflow: the model activity, then the record. On failure or
+// cancellation the workflow publishes the in-band `error` event and records the outcome in a
+// non-cancellable scope, then fails, so the API and re-attaching readers see the same end.
+import { CancellationScope, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import {
+  NON_RETRYABLE,
+  type ExecutionProfiles,
+  type ExecutionResult,
+  type LlmQueryInput,
+  type RetryProfile,
+} from './contracts';
+import { describeFailure } from './describe-failure';
+
+function retry(p: RetryProfile) {
+  return {
+    maximumAttempts: p.maximumAttempts,
+    initialInterval: p.initialIntervalMs,
+    backoffCoefficient: p.backoffCoefficient,
+    maximumInterval: p.maximumIntervalMs,
+    nonRetryableErrorTypes: [...NON_RETRYABLE],
+  };
+}
+
+export function modelActivities(profiles: ExecutionProfiles) {
+  return proxyActivities<Pick<Activities, 'callModel'>>({
+    startToCloseTimeout: profiles.llm.startToCloseMs,
+    heartbeatTimeout: profiles.llm.heartbeatTimeoutMs,
+    retry: retry(profiles.llm),
+  });
+}
+
+export function bookkeepingActivities(profiles: ExecutionProfiles) {
+  return proxyActivities<Pick<Activities, 'publishError' | 'finishExecution'>>({
+    startToCloseTimeout: profiles.bookkeeping.startToCloseMs,
+    retry: retry(profiles.bookkeeping),
+  });
+}
+
+/** Runs `body`; on failure publishes the error event and records the outcome, then rethrows. */
+export async function withExecutionOutcome(
+  executionId: string,
+  profiles: ExecutionProfiles,
+  body: () => Promise<ExecutionResult>,
+): Promise<ExecutionResult> {
+  const book = bookkeepingActivities(profiles);
+  let result: ExecutionResult;
+  try {
+    result = await body();
+  } catch (err) {
+    const failure = describeFailure(err);
+    await CancellationScope.nonCancellable(async () => {
+      await book.publishError({ executionId, status: failure.status, detail: failure.detail });
+      await book.finishExecution({
+        executionId,
+        status: failure.cancelled ? 'cancelled' : 'failed',
+        error: { status: failure.status, type: failure.type },
+      });
+    });
+    throw err;
+  }
+  await book.finishExecution({ executionId, status: 'succeeded', usage: result.usage });
+  return result;
+}
+
+export async function llmQuery(input: LlmQueryInput): Promise<ExecutionResult> {
+  const { callModel } = modelActivities(input.profiles);
+  return withExecutionOutcome(input.executionId, input.profiles, async () => {
+    const { answerPayloadId, usage } = await callModel({
+      executionId: input.executionId,
+      llmId: input.llmId,
+      requestPayloadId: input.requestPayloadId,
+      ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+      noProgressMs: input.profiles.llm.noProgressMs,
+    });
+    return { answerPayloadId, usage };
+  });
+}
