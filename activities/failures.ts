@@ -7,7 +7,13 @@ import { FailureType, type UpstreamFailureDetails } from '../workflows/contracts
 
 const MAX_RETRY_AFTER_MS = 60_000;
 
+/** The upstream's retry hint; none (the policy's backoff applies) when absent or not positive. */
 function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = parseRetryAfter(headers);
+  return ms !== undefined && ms > 0 ? ms : undefined;
+}
+
+function parseRetryAfter(headers: Headers | undefined): number | undefined {
   const ms = headers?.get('retry-after-ms');
   if (ms && Number.isFinite(Number(ms))) return Math.min(Number(ms), MAX_RETRY_AFTER_MS);
   const raw = headers?.get('retry-after');

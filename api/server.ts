@@ -43,7 +43,8 @@ async function main(): Promise<void> {
   const rt = await createRuntime(config, logger);
   const temporal = await connectTemporalClient(rt);
   const server = await startApi(rt, temporal);
-  logger.info({ port: config.port }, 'API listening');
+  const address = server.address();
+  logger.info({ port: typeof address === 'object' && address ? address.port : config.port }, 'API listening');
   const stop = async (): Promise<void> => {
     server.close();
     server.closeAllConnections();

@@ -355,6 +355,8 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       if (!send('response.output_text.delta', { ...position, delta, logprobs: [] })) return;
     }
     if (dropAfter !== undefined) {
+      // Let the client read the deltas before the connection goes, as on a real network drop.
+      await sleep(Math.max(delay, 100));
       drop();
       return;
     }

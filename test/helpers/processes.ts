@@ -1,0 +1,65 @@
+// e2e and reliability tests run the API and the worker as child processes from dist/ (built by
+// `npm run build` in scripts/test.sh), so a test can kill and restart them.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { ROOT } from './services';
+
+export interface Child {
+  process: ChildProcess;
+  output: string[];
+  /** The API's port, once it logged that it listens. */
+  port?: number;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+function start(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+  timeoutMs = 30_000,
+): Promise<Child> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', script)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const handle: Child = {
+    process: child,
+    output,
+    kill: (signal = 'SIGKILL') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      }),
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${script} did not start:\n${output.join('')}`)),
+      timeoutMs,
+    );
+    const onData = (chunk: Buffer): void => {
+      const text = chunk.toString('utf8');
+      output.push(text);
+      const match = ready.exec(text);
+      if (match) {
+        clearTimeout(timer);
+        const port = /"port":(\d+)/.exec(text)?.[1];
+        if (port) handle.port = Number(port);
+        resolve(handle);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with ${code}:\n${output.join('')}`));
+    });
+  });
+}
+
+export const startApiProcess = (env: Record<string, string>): Promise<Child> =>
+  start('api/server.js', { ...env, AGENTRY_LOG_LEVEL: env.AGENTRY_LOG_LEVEL ?? 'info' }, /API listening/);
+
+export const startWorkerProcess = (env: Record<string, string>): Promise<Child> =>
+  start('worker.js', { ...env, AGENTRY_WORKER_METRICS_PORT: '0' }, /worker running/);

@@ -1,0 +1,72 @@
+// The whole product in the test process (integration tests): runtime on the real services, the
+// API on an ephemeral port and, unless disabled, a worker on the file's own task queue.
+import type { Client } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { startApi } from '../../api/server';
+import { createLogger } from '../../infra/logger';
+import { connectTemporalClient, createRuntime, type Runtime } from '../../runtime';
+import { startWorker, type WorkerHandle } from '../../worker';
+import { testEnv, type TestEnv } from './config';
+import { createTestDatabase, type TestDatabase } from './database';
+import { Api } from './http';
+import { TEMPORAL_ADDRESS } from './services';
+
+export interface Stack {
+  api: Api;
+  url: string;
+  rt: Runtime;
+  temporal: Client;
+  env: TestEnv;
+  database: TestDatabase;
+  /** Every log line written by the API and worker of this stack. */
+  logs: string[];
+  worker?: WorkerHandle;
+  stop(): Promise<void>;
+}
+
+export async function startStack(
+  options: { env?: Record<string, string>; worker?: boolean; logLevel?: string } = {},
+): Promise<Stack> {
+  const database = await createTestDatabase();
+  const env = testEnv(database.url, options.env);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const logger = createLogger(options.logLevel ?? 'info', sink);
+  const rt = await createRuntime(env.config, logger);
+  const temporal = await connectTemporalClient(rt);
+  let connection: NativeConnection | undefined;
+  let worker: WorkerHandle | undefined;
+  if (options.worker !== false) {
+    connection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
+    worker = await startWorker(rt, connection);
+  }
+  const server: Server = await startApi(rt, temporal);
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    api: new Api(url, { id: env.adminKeyId, secret: env.adminKeySecret }),
+    url,
+    rt,
+    temporal,
+    env,
+    database,
+    logs,
+    ...(worker ? { worker } : {}),
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await worker?.stop();
+      await connection?.close();
+      await temporal.connection.close();
+      await rt.close();
+      await database.drop();
+    },
+  };
+}
