@@ -1,0 +1,202 @@
+// The quick start's composition root (`npm start`): nothing to configure. PGlite + pgvector
+// served over the Postgres wire protocol unless DATABASE_URL, in-process relay and counters
+// unless REDIS_URL, a Temporal dev server child process unless TEMPORAL_ADDRESS, and the API
+// and worker in this one process. State lives in .agentry/; the first run generates the
+// application secret and the admin key and prints the key once. Ctrl-C stops everything.
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { NativeConnection } from '@temporalio/worker';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { startApi } from './api/server';
+import { loadConfig } from './infra/config';
+import { newId } from './infra/ids';
+import { createLogger } from './infra/logger';
+import { connectTemporalClient, createRuntime } from './runtime';
+import { startWorker } from './worker';
+
+interface Secrets {
+  applicationSecret: string;
+  adminKeyId: string;
+  adminKeySecret: string;
+}
+
+const SEARCH_ATTRIBUTES = ['AgentId', 'PipelineId', 'LlmId', 'ApiKeyId', 'ChainId'];
+
+function loadOrCreateSecrets(stateDir: string): { secrets: Secrets; created: boolean } {
+  const file = path.join(stateDir, 'secrets.json');
+  if (existsSync(file)) return { secrets: JSON.parse(readFileSync(file, 'utf8')) as Secrets, created: false };
+  const secrets: Secrets = {
+    applicationSecret: randomBytes(32).toString('base64url'),
+    adminKeyId: newId(),
+    adminKeySecret: randomBytes(32).toString('base64url'),
+  };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return { secrets, created: true };
+}
+
+/** `preferred` if free on 127.0.0.1, else any free port. */
+function freePort(preferred: number): Promise<number> {
+  const attempt = (port: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        const { port: bound } = server.address() as { port: number };
+        server.close(() => resolve(bound));
+      });
+    });
+  return attempt(preferred).catch(() => attempt(0));
+}
+
+async function startTemporal(
+  stateDir: string,
+  codecEndpoint: string,
+): Promise<{ address: string; uiPort: number; child: ChildProcess }> {
+  const binary = process.env.AGENTRY_TEMPORAL_CLI ?? 'temporal';
+  const port = await freePort(7233);
+  const uiPort = await freePort(8233);
+  const log = openSync(path.join(stateDir, 'temporal.log'), 'a');
+  const child = spawn(
+    binary,
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--ui-port',
+      String(uiPort),
+      '--db-filename',
+      path.join(stateDir, 'temporal.db'),
+      '--log-level',
+      'warn',
+      '--ui-codec-endpoint',
+      codecEndpoint,
+      '--dynamic-config-value',
+      'frontend.enableServerVersionCheck=false',
+      ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+    ],
+    { stdio: ['ignore', log, log] },
+  );
+  const address = `127.0.0.1:${port}`;
+  for (let i = 0; i < 150; i++) {
+    if (child.exitCode !== null)
+      throw new Error(`The Temporal dev server exited; see ${path.join(stateDir, 'temporal.log')}`);
+    try {
+      const connection = await NativeConnection.connect({ address });
+      await connection.close();
+      return { address, uiPort, child };
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  child.kill();
+  throw new Error('The Temporal dev server did not start within 30 s');
+}
+
+async function main(): Promise<void> {
+  const stateDir = path.resolve(process.env.AGENTRY_STATE_DIR ?? '.agentry');
+  mkdirSync(stateDir, { recursive: true });
+  const { secrets, created } = loadOrCreateSecrets(stateDir);
+  const port = Number(process.env.PORT ?? 8080);
+  const stops: (() => Promise<unknown>)[] = [];
+
+  let databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    const pglite = await PGlite.create({ dataDir: path.join(stateDir, 'pgdata'), extensions: { vector } });
+    const socket = new PGLiteSocketServer({
+      db: pglite,
+      host: '127.0.0.1',
+      port: await freePort(54329),
+      maxConnections: 4,
+    });
+    await socket.start();
+    databaseUrl = `postgres://postgres@${socket.getServerConn()}/postgres`;
+    stops.push(async () => {
+      await socket.stop();
+      await pglite.close();
+    });
+  }
+
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  let uiPort: number | undefined;
+  if (!temporalAddress) {
+    const temporal = await startTemporal(stateDir, `http://127.0.0.1:${port}/temporal-codec`);
+    temporalAddress = temporal.address;
+    uiPort = temporal.uiPort;
+    stops.push(
+      () =>
+        new Promise((resolve) => {
+          temporal.child.once('exit', resolve);
+          temporal.child.kill('SIGTERM');
+        }),
+    );
+  }
+
+  const config = loadConfig({
+    AGENTRY_APPLICATION_SECRET: secrets.applicationSecret,
+    AGENTRY_ADMIN_KEY_ID: secrets.adminKeyId,
+    AGENTRY_ADMIN_KEY_SECRET: secrets.adminKeySecret,
+    ...(uiPort
+      ? { AGENTRY_CODEC_CORS_ORIGINS: `http://127.0.0.1:${uiPort},http://localhost:${uiPort}` }
+      : {}),
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    // PGlite runs one query at a time: one pooled connection (DESIGN §7).
+    ...(process.env.DATABASE_URL ? {} : { AGENTRY_DB_POOL_MAX: '1' }),
+  });
+  const logger = createLogger(config.logLevel);
+  const rt = await createRuntime(config, logger);
+  const temporal = await connectTemporalClient(rt);
+  const connection = await NativeConnection.connect({ address: temporalAddress });
+  const workerMetrics = new Registry();
+  collectDefaultMetrics({ register: workerMetrics, prefix: 'agentry_worker_' });
+  const worker = await startWorker(rt, connection, workerMetrics);
+  const server = await startApi(rt, temporal, { extraMetrics: () => workerMetrics.metrics() });
+
+  const lines = [
+    '',
+    `Agentry is running on http://127.0.0.1:${port}  (API reference: http://127.0.0.1:${port}/docs)`,
+    uiPort ? `Temporal UI: http://127.0.0.1:${uiPort}` : `Temporal: ${temporalAddress}`,
+    `Database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PGlite in ${stateDir}`}; relay: ${config.redisUrl ? 'Redis' : 'in-process'}`,
+  ];
+  if (created) {
+    lines.push(
+      '',
+      'Admin API key (shown once; stored in .agentry/secrets.json):',
+      `  x-api-key: ${secrets.adminKeyId}`,
+      `  x-api-key-secret: ${secrets.adminKeySecret}`,
+    );
+  }
+  console.log(lines.join('\n'));
+
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nStopping Agentry...');
+    server.closeAllConnections();
+    server.close();
+    await worker.stop().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+    await temporal.connection.close().catch(() => undefined);
+    await rt.close().catch(() => undefined);
+    for (const fn of stops.reverse()) await fn().catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

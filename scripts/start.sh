@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `npm start`: the embedded quick start. Installs dependencies and builds when needed, makes the
+# Temporal CLI available (unless TEMPORAL_ADDRESS is set), then runs API + worker in one process.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/ensure-deps.sh
+newest_source=$(find api activities db domain infra workflows scripts test/fakes ./*.ts -name '*.ts' -newer dist/embedded.js 2>/dev/null | head -1 || true)
+if [[ ! -f dist/embedded.js || -n "$newest_source" ]]; then
+  echo "[start] building..." >&2
+  npm run --silent build >/dev/null
+fi
+if [[ -z "${TEMPORAL_ADDRESS:-}" ]]; then
+  AGENTRY_TEMPORAL_CLI=$(bash scripts/ensure-temporal.sh)
+  export AGENTRY_TEMPORAL_CLI
+fi
+export AGENTRY_WORKFLOW_BUNDLE="${AGENTRY_WORKFLOW_BUNDLE:-$PWD/dist/workflow-bundle.js}"
+exec node dist/embedded.js
