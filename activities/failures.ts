@@ -27,7 +27,12 @@ function parseRetryAfter(headers: Headers | undefined): number | undefined {
 /** The upstream's own message, trimmed; never contains our request or key. */
 function upstreamMessage(err: APIError): string {
   const body = err.error as { message?: unknown } | undefined;
-  const message = typeof body?.message === 'string' ? body.message : (err.message ?? 'no message');
+  // Without an OpenAI error body the SDK's message is "<status> <text body>": the status is
+  // reported separately (upstreamStatus), so it is not repeated here.
+  const message =
+    typeof body?.message === 'string'
+      ? body.message
+      : (err.message ?? 'no message').replace(new RegExp(`^${err.status} `), '');
   return message.slice(0, 500);
 }
 

@@ -53,6 +53,12 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     res.status(status).json({ detail: err.message, ...(err.items ? { errors: err.items } : {}) });
     return;
   }
+  // The router could not percent-decode a path segment (`/llms/%E0%A4%A`): that path names no
+  // valid id, which SPEC §1 makes a 404, not a 500.
+  if (err instanceof URIError) {
+    res.status(404).json({ detail: `Not found: ${req.method} ${req.originalUrl.split('?')[0]}` });
+    return;
+  }
   const parsed = fromBodyParser(err as { type?: string });
   if (parsed) {
     res.status(parsed.status).json({ detail: parsed.detail });

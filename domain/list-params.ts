@@ -38,6 +38,10 @@ const RESERVED = new Set(['limit', 'after', 'before', 'order']);
 const STRING_OPS: readonly FilterOp[] = ['contains', 'startswith'];
 const ORDERED_OPS: readonly FilterOp[] = ['gt', 'gte', 'lt', 'lte'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** ISO 8601 date or date-time; `Date.parse` alone also takes "foo 12" and local-time formats. */
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+/** Own keys only: `constructor`, `toString`... are not fields. */
+const isField = (fields: ListFields, name: string): boolean => Object.hasOwn(fields, name);
 
 function single(name: string, raw: unknown): string {
   if (typeof raw !== 'string') throw new InvalidInput(`Query parameter ${name} must be given once`);
@@ -56,10 +60,14 @@ function parseValue(field: string, type: FieldType, raw: string): ScalarValue {
       if (raw !== 'true' && raw !== 'false')
         throw new InvalidInput(`Filter ${field}: "${raw}" is not true or false`);
       return raw === 'true';
-    case 'timestamp':
-      if (Number.isNaN(Date.parse(raw)))
+    case 'timestamp': {
+      const iso = ISO_TIMESTAMP.exec(raw);
+      // A date-time without a zone is UTC (JavaScript would read it in the server's time zone).
+      const time = iso ? Date.parse(iso[0].includes('T') && !iso[1] ? `${raw}Z` : raw) : NaN;
+      if (Number.isNaN(time))
         throw new InvalidInput(`Filter ${field}: "${raw}" is not an ISO 8601 timestamp`);
-      return new Date(raw).toISOString();
+      return new Date(time).toISOString();
+    }
     case 'uuid':
       if (!UUID.test(raw)) throw new InvalidInput(`Filter ${field}: "${raw}" is not a valid id`);
       return raw.toLowerCase();
@@ -73,7 +81,7 @@ export function parseOrder(raw: string | undefined, fields: ListFields): OrderTe
   for (const part of (raw ?? 'created_at').split(',')) {
     const desc = part.startsWith('-');
     const field = desc ? part.slice(1) : part;
-    if (!(field in fields)) throw new InvalidInput(`Unknown order field: ${field}`);
+    if (!isField(fields, field)) throw new InvalidInput(`Unknown order field: ${field}`);
     if (terms.some((t) => t.field === field)) throw new InvalidInput(`Order field given twice: ${field}`);
     terms.push({ field, desc });
   }
@@ -94,7 +102,25 @@ export function encodeCursor(order: OrderTerm[], values: ScalarValue[]): string 
   return Buffer.from(JSON.stringify(body)).toString('base64url');
 }
 
-function decodeCursor(name: string, raw: string, order: OrderTerm[]): ScalarValue[] {
+/** Whether a cursor value can stand for a value of the field (a tampered cursor is a 400, not a SQL error). */
+function fitsType(type: FieldType | undefined, v: unknown): boolean {
+  switch (type) {
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'string':
+      return typeof v === 'string';
+    case 'timestamp':
+      return typeof v === 'string' && ISO_TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v));
+    case 'uuid':
+      return typeof v === 'string' && UUID.test(v);
+    default:
+      return false;
+  }
+}
+
+function decodeCursor(name: string, raw: string, order: OrderTerm[], fields: ListFields): ScalarValue[] {
   let body: CursorBody;
   try {
     body = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as CursorBody;
@@ -106,7 +132,7 @@ function decodeCursor(name: string, raw: string, order: OrderTerm[]): ScalarValu
     body.o !== orderSignature(order) ||
     !Array.isArray(body.v) ||
     body.v.length !== order.length ||
-    !body.v.every((v) => ['string', 'number', 'boolean'].includes(typeof v))
+    !body.v.every((v, i) => fitsType(fields[order[i]!.field], v))
   ) {
     throw new InvalidInput(`Invalid ${name} cursor (it belongs to another order or list)`);
   }
@@ -127,9 +153,13 @@ export function parseListQuery(query: Readonly<Record<string, unknown>>, fields:
     throw new InvalidInput('Give either after or before, not both');
   }
   const after =
-    query.after === undefined ? undefined : decodeCursor('after', single('after', query.after), order);
+    query.after === undefined
+      ? undefined
+      : decodeCursor('after', single('after', query.after), order, fields);
   const before =
-    query.before === undefined ? undefined : decodeCursor('before', single('before', query.before), order);
+    query.before === undefined
+      ? undefined
+      : decodeCursor('before', single('before', query.before), order, fields);
 
   const filters: ListFilter[] = [];
   for (const [key, raw] of Object.entries(query)) {
@@ -137,7 +167,7 @@ export function parseListQuery(query: Readonly<Record<string, unknown>>, fields:
     const dollar = key.indexOf('$');
     const field = dollar === -1 ? key : key.slice(0, dollar);
     const op = (dollar === -1 ? 'eq' : key.slice(dollar + 1)) as FilterOp;
-    const type = fields[field];
+    const type = isField(fields, field) ? fields[field] : undefined;
     if (type === undefined) throw new InvalidInput(`Unknown filter field: ${field}`);
     if (!FILTER_OPS.includes(op) || (dollar !== -1 && op === 'eq')) {
       throw new InvalidInput(`Unknown filter operator: $${key.slice(dollar + 1)}`);

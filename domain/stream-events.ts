@@ -68,7 +68,13 @@ export class EventSequencer {
   ): ClientEvent {
     return terminal.type === 'error'
       ? this.terminal({ type: 'error', seq: ++this.seq, status: terminal.status, detail: terminal.detail })
-      : this.terminal({ type: 'done', seq: ++this.seq, attempt: this.highestAttempt, usage: terminal.usage });
+      : this.terminal({
+          type: 'done',
+          seq: ++this.seq,
+          // Attempts count from 1, also when no event of any attempt reached the relay.
+          attempt: Math.max(this.highestAttempt, 1),
+          usage: terminal.usage,
+        });
   }
 
   /**

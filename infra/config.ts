@@ -2,6 +2,7 @@
 // reported at once. Every timeout and retry policy lives here so tests can shorten them.
 
 import type { LlmProfile, RetryProfile } from '../workflows/contracts';
+import { isUuid } from './ids';
 
 export type { LlmProfile, RetryProfile };
 
@@ -87,6 +88,10 @@ export function loadConfig(env: Env = process.env): Config {
   const adminKeySecret = r.str('AGENTRY_ADMIN_KEY_SECRET');
   if ((adminKeyId === undefined) !== (adminKeySecret === undefined)) {
     r.errors.push('AGENTRY_ADMIN_KEY_ID and AGENTRY_ADMIN_KEY_SECRET must be set together');
+  }
+  // Key ids are UUIDs (SPEC §1): any other value would fail at the database on startup.
+  if (adminKeyId !== undefined && !isUuid(adminKeyId)) {
+    r.errors.push(`AGENTRY_ADMIN_KEY_ID must be a UUID (got "${adminKeyId}")`);
   }
   const config: Config = {
     port: r.int('PORT', 8080, 0, 65535),

@@ -6,7 +6,7 @@ import type { Payload } from '@temporalio/common';
 import type { ApiKeyStore } from '../../db/api-key-store';
 import { InvalidInput, Unauthenticated } from '../../domain/errors';
 import { isAdmin } from '../../domain/permissions';
-import type { KeyRing } from '../../infra/crypto';
+import { DecryptionError, type KeyRing } from '../../infra/crypto';
 import { isUuid } from '../../infra/ids';
 import type { EncryptionCodec } from '../../infra/payload-codec';
 
@@ -21,6 +21,15 @@ interface JsonPayload {
   metadata?: Record<string, string>;
   data?: string;
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const isJsonPayload = (p: unknown): p is JsonPayload =>
+  isRecord(p) &&
+  (p.data === undefined || typeof p.data === 'string') &&
+  (p.metadata === undefined ||
+    (isRecord(p.metadata) && Object.values(p.metadata).every((v) => typeof v === 'string')));
 
 const fromJson = (p: JsonPayload): Payload => ({
   metadata: Object.fromEntries(
@@ -76,9 +85,18 @@ export function codecRoutes(deps: CodecRouteDeps): Router {
   for (const op of ['encode', 'decode'] as const) {
     router.post(`/temporal-codec/${op}`, adminOnly, express.json({ limit: '4mb' }), async (req, res) => {
       const payloads = (req.body as { payloads?: unknown })?.payloads;
-      if (!Array.isArray(payloads)) throw new InvalidInput('Body must be {"payloads": [...]}');
-      const input = (payloads as JsonPayload[]).map(fromJson);
-      const output = op === 'encode' ? await deps.codec.encode(input) : await deps.codec.decode(input);
+      if (!Array.isArray(payloads) || !payloads.every(isJsonPayload))
+        throw new InvalidInput('Body must be {"payloads": [{"metadata": {...}, "data": "<base64>"}, ...]}');
+      const input = payloads.map(fromJson);
+      let output: Payload[];
+      try {
+        output = op === 'encode' ? await deps.codec.encode(input) : await deps.codec.decode(input);
+      } catch (err) {
+        // A payload that does not decrypt (tampered, or another application secret) is bad input.
+        if (err instanceof DecryptionError)
+          throw new InvalidInput(`Payload cannot be decoded: ${err.message}`);
+        throw err;
+      }
       res.json({ payloads: output.map(toJson) });
     });
   }

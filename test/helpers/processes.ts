@@ -59,7 +59,11 @@ function start(
 }
 
 export const startApiProcess = (env: Record<string, string>): Promise<Child> =>
-  start('api/server.js', { ...env, AGENTRY_LOG_LEVEL: env.AGENTRY_LOG_LEVEL ?? 'info' }, /API listening/);
+  start('api/server.js', { ...env, AGENTRY_LOG_LEVEL: 'info' }, /API listening/);
 
 export const startWorkerProcess = (env: Record<string, string>): Promise<Child> =>
-  start('worker.js', { ...env, AGENTRY_WORKER_METRICS_PORT: '0' }, /worker running/);
+  start(
+    'worker.js',
+    { ...env, AGENTRY_LOG_LEVEL: 'info', AGENTRY_WORKER_METRICS_PORT: '0' },
+    /worker running/,
+  );

@@ -219,7 +219,10 @@ describe('holdsPermission (AUTH-5)', () => {
   it('AUTH-5 (property): without admin or ownership, whatever is held was given', () => {
     fc.assert(
       fc.property(
-        fc.array(permissionArb.filter((x) => x !== 'admin'), { maxLength: 8 }),
+        fc.array(
+          permissionArb.filter((x) => x !== 'admin'),
+          { maxLength: 8 },
+        ),
         permissionArb,
         (permissions, x) => {
           const p = principal(...permissions);

@@ -1,0 +1,170 @@
+// Configuration: defaults, every problem at once (§17 secret length, AUTH-4 admin key, LLM-3 policies).
+import { ConfigError, loadConfig, requireProductionSettings, type Config } from '../../infra/config';
+
+const SECRET = 'x'.repeat(32);
+const ADMIN_ID = '0190a1b2-0000-7000-8000-000000000001';
+
+function problemsOf(env: Record<string, string | undefined>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('defaults: an empty environment gives the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      redisPrefix: 'agentry:',
+      temporalAddress: undefined,
+      temporalNamespace: 'default',
+      taskQueue: 'agentry',
+      applicationSecret: undefined,
+      applicationSecretPrevious: undefined,
+      adminKeyId: undefined,
+      adminKeySecret: undefined,
+      authFailureLimit: 20, // AUTH-6
+      authFailureWindowSeconds: 60,
+      codecCorsOrigins: [],
+      contentRetentionSeconds: 3600, // §9.3
+      bodyLimitBytes: 1024 * 1024, // §18
+      logLevel: 'info',
+    });
+    // LLM-3: 4 attempts, backoff 1 s × 2, heartbeat timeout 20 s, no-progress 120 s.
+    expect(config.llm).toMatchObject({
+      maximumAttempts: 4,
+      initialIntervalMs: 1000,
+      backoffCoefficient: 2,
+      heartbeatTimeoutMs: 20_000,
+      noProgressMs: 120_000,
+    });
+  });
+
+  it('empty strings count as unset', () => {
+    const config = loadConfig({ PORT: '', DATABASE_URL: '', AGENTRY_APPLICATION_SECRET: '' });
+    expect(config.port).toBe(8080);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.applicationSecret).toBeUndefined();
+  });
+
+  it('reads the values given', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      DATABASE_URL: 'postgres://u:p@db:5432/agentry',
+      REDIS_URL: 'redis://redis:6379',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      AGENTRY_APPLICATION_SECRET: SECRET,
+      AGENTRY_APPLICATION_SECRET_PREVIOUS: 'y'.repeat(40),
+      AGENTRY_ADMIN_KEY_ID: ADMIN_ID,
+      AGENTRY_ADMIN_KEY_SECRET: 'admin-secret',
+      AGENTRY_AUTH_FAILURE_LIMIT: '5',
+      AGENTRY_CODEC_CORS_ORIGINS: 'http://localhost:8233, https://ui.example ,',
+      AGENTRY_LLM_MAX_ATTEMPTS: '2',
+      AGENTRY_LLM_RETRY_BACKOFF: '1.5',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      databaseUrl: 'postgres://u:p@db:5432/agentry',
+      applicationSecret: SECRET,
+      adminKeyId: ADMIN_ID,
+      authFailureLimit: 5,
+      codecCorsOrigins: ['http://localhost:8233', 'https://ui.example'],
+    });
+    expect(config.llm.maximumAttempts).toBe(2);
+    expect(config.llm.backoffCoefficient).toBe(1.5);
+  });
+
+  it('every problem is reported at once', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      AGENTRY_DB_POOL_MAX: '0',
+      AGENTRY_LLM_MAX_ATTEMPTS: '1.5',
+      AGENTRY_LLM_RETRY_BACKOFF: '0.5',
+      AGENTRY_APPLICATION_SECRET: 'short',
+      AGENTRY_ADMIN_KEY_ID: ADMIN_ID,
+    });
+    expect(problems).toHaveLength(6);
+    for (const name of [
+      'PORT',
+      'AGENTRY_DB_POOL_MAX',
+      'AGENTRY_LLM_MAX_ATTEMPTS',
+      'AGENTRY_LLM_RETRY_BACKOFF',
+      'AGENTRY_APPLICATION_SECRET',
+      'AGENTRY_ADMIN_KEY_SECRET',
+    ]) {
+      expect(problems.some((p) => p.includes(name))).toBe(true);
+    }
+  });
+
+  it('the ConfigError message lists every problem', () => {
+    expect(() => loadConfig({ PORT: '70000', AGENTRY_AUTH_FAILURE_LIMIT: '0' })).toThrow(
+      /PORT[\s\S]*AGENTRY_AUTH_FAILURE_LIMIT/,
+    );
+  });
+
+  it('a problem names the value it got', () => {
+    expect(problemsOf({ PORT: 'eighty' })[0]).toContain('"eighty"');
+  });
+
+  it('§17: an application secret shorter than 32 bytes is rejected (current and previous)', () => {
+    expect(problemsOf({ AGENTRY_APPLICATION_SECRET: 'x'.repeat(31) })).toEqual([
+      'AGENTRY_APPLICATION_SECRET must be at least 32 bytes',
+    ]);
+    expect(
+      problemsOf({ AGENTRY_APPLICATION_SECRET: SECRET, AGENTRY_APPLICATION_SECRET_PREVIOUS: 'short' }),
+    ).toEqual(['AGENTRY_APPLICATION_SECRET_PREVIOUS must be at least 32 bytes']);
+    expect(loadConfig({ AGENTRY_APPLICATION_SECRET: SECRET }).applicationSecret).toBe(SECRET);
+  });
+
+  it('§17: the 32 bytes are counted in bytes, not characters', () => {
+    // 16 characters, 32 bytes in UTF-8.
+    expect(loadConfig({ AGENTRY_APPLICATION_SECRET: 'é'.repeat(16) }).applicationSecret).toBe('é'.repeat(16));
+  });
+
+  it('AUTH-4: an admin key id without a secret (or the reverse) is rejected', () => {
+    expect(problemsOf({ AGENTRY_ADMIN_KEY_ID: ADMIN_ID })).toEqual([
+      'AGENTRY_ADMIN_KEY_ID and AGENTRY_ADMIN_KEY_SECRET must be set together',
+    ]);
+    expect(problemsOf({ AGENTRY_ADMIN_KEY_SECRET: 's' })).toHaveLength(1);
+  });
+
+  it('AUTH-4: the admin key id must be a UUID (key ids are UUIDs, §1)', () => {
+    const problems = problemsOf({ AGENTRY_ADMIN_KEY_ID: 'admin', AGENTRY_ADMIN_KEY_SECRET: 's' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('AGENTRY_ADMIN_KEY_ID');
+  });
+});
+
+describe('requireProductionSettings', () => {
+  it('lists every missing service setting at once', () => {
+    let error: ConfigError | undefined;
+    try {
+      requireProductionSettings(loadConfig({ REDIS_URL: 'redis://r:6379' }));
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error!.problems).toHaveLength(3);
+    expect(error!.problems.join('\n')).toMatch(/DATABASE_URL/);
+    expect(error!.problems.join('\n')).toMatch(/TEMPORAL_ADDRESS/);
+    expect(error!.problems.join('\n')).toMatch(/AGENTRY_APPLICATION_SECRET/);
+    expect(error!.problems.join('\n')).not.toMatch(/REDIS_URL/);
+  });
+
+  it('passes when everything is set', () => {
+    const config: Config = loadConfig({
+      DATABASE_URL: 'postgres://u:p@db:5432/agentry',
+      REDIS_URL: 'redis://redis:6379',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      AGENTRY_APPLICATION_SECRET: SECRET,
+    });
+    expect(() => requireProductionSettings(config)).not.toThrow();
+  });
+});

@@ -1,0 +1,145 @@
+// SPEC §1 bodies: strict schema validation → 400 (InvalidInput) naming the offending fields.
+import { InvalidInput } from '../../domain/errors';
+import { validate } from '../../api/validation';
+import { createApiKeySchema, updateApiKeySchema } from '../../api/schemas/api-keys';
+import { createLlmSchema, llmQuerySchema, updateLlmSchema } from '../../api/schemas/llms';
+
+const LLM = { name: 'gpt', endpoint: 'https://api.openai.com/v1', model: 'gpt-4o-mini', api_key: 'sk-x' };
+
+function rejection(schema: object, body: unknown): InvalidInput {
+  try {
+    validate(schema, body);
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidInput);
+    return err as InvalidInput;
+  }
+  throw new Error(`expected InvalidInput for ${JSON.stringify(body)}`);
+}
+
+describe('validate (§1 bodies)', () => {
+  it('§1: returns the body itself when it is valid', () => {
+    const body = { ...LLM, description: null };
+    expect(validate(createLlmSchema, body)).toBe(body);
+    const query = { messages: [{ role: 'user', content: 'hi' }], temperature: 0, stream: 'sse' };
+    expect(validate(llmQuerySchema, query)).toBe(query);
+    expect(validate(createApiKeySchema, { name: 'k', permissions: ['read:agents'] })).toEqual({
+      name: 'k',
+      permissions: ['read:agents'],
+    });
+  });
+
+  it('§1: an unknown top-level field is rejected, naming it', () => {
+    const err = rejection(createLlmSchema, { ...LLM, foo: 1 });
+    expect(err.message).toBe('Unknown field: foo');
+    expect(err.items).toEqual([{ type: 'additionalProperties', path: 'foo', message: 'Unknown field: foo' }]);
+  });
+
+  it('§1: a typo of a known field is caught as an unknown field', () => {
+    const err = rejection(llmQuerySchema, { messages: [{ role: 'user', content: 'x' }], temprature: 1 });
+    expect(err.message).toContain('Unknown field: temprature');
+  });
+
+  it('§1: an unknown nested field names its path', () => {
+    const err = rejection(llmQuerySchema, { messages: [{ role: 'user', content: 'x', name: 'bob' }] });
+    expect(err.message).toContain('Unknown field: messages[0].name');
+  });
+
+  it('§1: a missing required field is named', () => {
+    const { api_key: _omitted, ...withoutKey } = LLM;
+    const err = rejection(createLlmSchema, withoutKey);
+    expect(err.message).toBe('Missing required field: api_key');
+    expect(err.items).toEqual([
+      { type: 'required', path: 'api_key', message: 'Missing required field: api_key' },
+    ]);
+  });
+
+  it('§1: a missing nested field names its path', () => {
+    const err = rejection(llmQuerySchema, { messages: [{ role: 'user' }] });
+    expect(err.message).toContain('Missing required field: messages[0].content');
+  });
+
+  it('§1: a wrong type names the path', () => {
+    const err = rejection(llmQuerySchema, { messages: [{ role: 'user', content: 42 }] });
+    expect(err.message).toBe('messages[0].content must be string');
+    expect(err.items).toEqual([
+      { type: 'type', path: 'messages[0].content', message: 'messages[0].content must be string' },
+    ]);
+  });
+
+  it('§1: a deeper index is named too', () => {
+    const err = rejection(llmQuerySchema, {
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 'b' },
+        { role: 'robot', content: 'c' },
+      ],
+    });
+    expect(err.message).toContain(
+      'messages[2].role must be one of "system", "developer", "user", "assistant"',
+    );
+  });
+
+  it('§1: every problem is reported at once', () => {
+    const err = rejection(createLlmSchema, { name: 5, foo: 1, bar: 2 });
+    const paths = err.items!.map((i) => i.path).sort();
+    expect(paths).toEqual(['api_key', 'bar', 'endpoint', 'foo', 'model', 'name']);
+    for (const item of err.items!) {
+      expect(typeof item.type).toBe('string');
+      expect(typeof item.path).toBe('string');
+      expect(typeof item.message).toBe('string');
+      expect(err.message).toContain(item.message);
+    }
+  });
+
+  it('§1: limits and formats are enforced', () => {
+    expect(rejection(createLlmSchema, { ...LLM, endpoint: 'ftp://example.com' }).items![0]!.path).toBe(
+      'endpoint',
+    );
+    expect(rejection(createLlmSchema, { ...LLM, api_key: '' }).items![0]!.path).toBe('api_key');
+    expect(rejection(createLlmSchema, { ...LLM, name: '   ' }).items![0]!.path).toBe('name');
+    expect(rejection(llmQuerySchema, { messages: [] }).items![0]!.path).toBe('messages');
+    expect(
+      rejection(llmQuerySchema, { messages: [{ role: 'user', content: 'x' }], temperature: 3 }).items![0]!
+        .path,
+    ).toBe('temperature');
+  });
+
+  it('§1: no type coercion: "1" is not a number', () => {
+    expect(
+      rejection(llmQuerySchema, { messages: [{ role: 'user', content: 'x' }], temperature: '1' }).message,
+    ).toBe('temperature must be number');
+  });
+
+  it('§1: an empty update is rejected; a partial update is valid', () => {
+    expect(() => validate(updateLlmSchema, {})).toThrow(InvalidInput);
+    expect(() => validate(updateApiKeySchema, {})).toThrow(InvalidInput);
+    expect(validate(updateLlmSchema, { model: 'gpt-4o' })).toEqual({ model: 'gpt-4o' });
+  });
+
+  it('AUTH-2: permissions must be a list of distinct strings', () => {
+    expect(rejection(createApiKeySchema, { name: 'k', permissions: 'admin' }).items![0]!.path).toBe(
+      'permissions',
+    );
+    expect(rejection(createApiKeySchema, { name: 'k', permissions: [1] }).items![0]!.path).toBe(
+      'permissions[0]',
+    );
+    expect(
+      rejection(createApiKeySchema, { name: 'k', permissions: ['admin', 'admin'] }).items![0]!.path,
+    ).toBe('permissions');
+  });
+
+  it.each([
+    ['an array', [LLM]],
+    ['a string', 'hello'],
+    ['a number', 42],
+    ['null', null],
+    ['undefined', undefined],
+  ])('§1: a body that is %s is rejected', (_what, body) => {
+    const err = rejection(createLlmSchema, body);
+    expect(err.message).toMatch(/must be a JSON object/);
+  });
+
+  it('§1: the message names what was validated', () => {
+    expect(() => validate(createLlmSchema, null, 'LLM')).toThrow(/^LLM must be a JSON object/);
+  });
+});
