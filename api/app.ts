@@ -54,14 +54,7 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(requestContext(deps.logger));
   app.use(httpMetrics(deps.metrics));
   app.use(systemRoutes(routes, deps));
-  app.use(
-    codecRoutes({
-      codec: deps.codec,
-      apiKeys: deps.apiKeys,
-      keyring: deps.keyring,
-      corsOrigins: deps.codecCorsOrigins,
-    }),
-  );
+  app.use(codecRoutes(deps));
   app.use(authenticate(deps));
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));
   app.use(apiKeyRoutes(routes, deps));

@@ -106,6 +106,7 @@ export class ApiKeyStore {
       COLUMNS,
       req,
       toKey,
+      ['description'],
     );
   }
 

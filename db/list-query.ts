@@ -15,10 +15,16 @@ export type ColumnMap = Readonly<Record<string, string>>;
 
 type Direction = 'after' | 'before';
 
+/**
+ * Order expressions: a nullable text column orders (and pages) as `coalesce(col, '')`. knex
+ * accepts a Raw wherever a column name goes; its types only say string.
+ */
+type OrderExprs = Readonly<Record<string, string>>;
+
 /** Rows strictly after (or before) `values` in the order, as one OR-of-ANDs keyset predicate. */
 function keyset(
   qb: Knex.QueryBuilder,
-  columns: ColumnMap,
+  columns: OrderExprs,
   order: OrderTerm[],
   values: ScalarValue[],
   dir: Direction,
@@ -71,6 +77,7 @@ function applyFilters(qb: Knex.QueryBuilder, columns: ColumnMap, req: ListReques
 }
 
 function cursorValue(v: unknown): ScalarValue {
+  if (v === null || v === undefined) return '';
   if (v instanceof Date) return v.toISOString();
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
   return String(v);
@@ -85,7 +92,15 @@ export async function listPage<Row extends Record<string, unknown>, Item>(
   columns: ColumnMap,
   req: ListRequest,
   toItem: (row: Row) => Item,
+  nullableText: readonly string[] = [],
 ): Promise<ListPage<Item>> {
+  const raw = base().client.raw.bind(base().client) as Knex['raw'];
+  const exprs: OrderExprs = Object.fromEntries(
+    Object.entries(columns).map(([field, col]) => [
+      field,
+      nullableText.includes(field) ? (raw("coalesce(??, '')", [col]) as unknown as string) : col,
+    ]),
+  );
   const backwards = req.before !== undefined;
   const cursor = req.before ?? req.after;
   const order = req.order;
@@ -97,10 +112,10 @@ export async function listPage<Row extends Record<string, unknown>, Item>(
   };
 
   const pageQuery = filtered();
-  if (cursor) keyset(pageQuery, columns, order, cursor, backwards ? 'before' : 'after');
+  if (cursor) keyset(pageQuery, exprs, order, cursor, backwards ? 'before' : 'after');
   for (const term of order) {
     const desc = backwards ? !term.desc : term.desc;
-    pageQuery.orderBy(columns[term.field]!, desc ? 'desc' : 'asc');
+    pageQuery.orderBy(exprs[term.field]!, desc ? 'desc' : 'asc');
   }
   const fetched = (await pageQuery.limit(req.limit + 1)) as Row[];
   const more = fetched.length > req.limit;
@@ -110,7 +125,7 @@ export async function listPage<Row extends Record<string, unknown>, Item>(
   // Whether anything lies on the other side of the page (or of the cursor, for an empty page).
   const exists = async (values: ScalarValue[], dir: Direction): Promise<boolean> => {
     const qb = filtered();
-    keyset(qb, columns, order, values, dir);
+    keyset(qb, exprs, order, values, dir);
     return (await qb.clearSelect().select(base().client.raw('1')).limit(1)).length > 0;
   };
   let hasNext: boolean;
@@ -137,8 +152,8 @@ export async function listPage<Row extends Record<string, unknown>, Item>(
     // Items at or beyond the cursor position in `dir`: the cursor item itself may be gone.
     const qb = filtered();
     qb.where((w) => {
-      keyset(w as unknown as Knex.QueryBuilder, columns, order, values, dir);
-      w.orWhere((eq) => order.forEach((t, i) => eq.where(columns[t.field]!, values[i]!)));
+      keyset(w as unknown as Knex.QueryBuilder, exprs, order, values, dir);
+      w.orWhere((eq) => order.forEach((t, i) => eq.where(exprs[t.field]!, values[i]!)));
     });
     return (await qb.clearSelect().select(base().client.raw('1')).limit(1)).length > 0;
   }

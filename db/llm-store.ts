@@ -141,6 +141,7 @@ export class LlmStore {
       COLUMNS,
       req,
       toLlm,
+      ['description'],
     );
   }
 }

@@ -1,7 +1,7 @@
 // /api_keys (SPEC §2): secrets are generated here (256 random bits), shown once, stored as HMAC.
 import { Router } from 'express';
 import { randomBytes } from 'node:crypto';
-import type { ApiKeyStore } from '../../db/api-key-store';
+import type { ApiKey, ApiKeyStore } from '../../db/api-key-store';
 import { API_KEY_FIELDS } from '../../db/api-key-store';
 import type { LlmStore } from '../../db/llm-store';
 import { Forbidden, InvalidInput } from '../../domain/errors';
@@ -13,7 +13,7 @@ import {
   type Principal,
 } from '../../domain/permissions';
 import type { KeyRing } from '../../infra/crypto';
-import { newId } from '../../infra/ids';
+import { isUuid, newId } from '../../infra/ids';
 import { loadAuthorized, requireCreate } from '../access';
 import { principalOf } from '../auth';
 import { presentApiKey } from '../presenters';
@@ -33,7 +33,25 @@ export interface ApiKeyRouteDeps {
   keyring: KeyRing;
 }
 
-/** Owned objects count as held grants (AUTH-3), so a key can share what it created. */
+/** The permissions of `permissions` the principal does not hold; owned objects count as held (AUTH-3). */
+async function notHeld(
+  deps: ApiKeyRouteDeps,
+  principal: Principal,
+  permissions: string[],
+): Promise<string[]> {
+  const owned = new Set<string>();
+  for (const p of permissions) {
+    const [, type, id] = p.split(':');
+    if (!id || !isUuid(id)) continue;
+    const object =
+      type === 'llms' ? await deps.llms.get(id) : type === 'api_keys' ? await deps.apiKeys.get(id) : null;
+    if (object?.ownerKeyId === principal.keyId) owned.add(`${type}:${id}`);
+  }
+  const ownsObject = (type: ObjectType, id: string): boolean => owned.has(`${type}:${id}`);
+  return permissions.filter((p) => !holdsPermission(principal, p, ownsObject));
+}
+
+/** AUTH-5: a key can grant only what it holds. */
 async function checkGrantable(
   deps: ApiKeyRouteDeps,
   principal: Principal,
@@ -41,22 +59,22 @@ async function checkGrantable(
 ): Promise<void> {
   const invalid = permissions.filter((p) => !isValidPermission(p));
   if (invalid.length > 0) throw new InvalidInput(`Invalid permission(s): ${invalid.join(', ')}`);
-  const owned = new Set<string>();
-  for (const p of permissions) {
-    const [, type, id] = p.split(':');
-    if (!id) continue;
-    const object =
-      type === 'llms'
-        ? await deps.llms.get(id).catch(() => null)
-        : type === 'api_keys'
-          ? await deps.apiKeys.get(id).catch(() => null)
-          : null;
-    if (object?.ownerKeyId === principal.keyId) owned.add(`${type}:${id}`);
-  }
-  const ownsObject = (type: ObjectType, id: string): boolean => owned.has(`${type}:${id}`);
-  const wider = permissions.filter((p) => !holdsPermission(principal, p, ownsObject));
+  const wider = await notHeld(deps, principal, permissions);
   if (wider.length > 0)
     throw new Forbidden(`An API key cannot grant permissions it does not hold: ${wider.join(', ')}`);
+}
+
+/**
+ * The same rule seen from the other side: changing or deleting a key is granting (or taking
+ * away) its permissions, so it needs every permission that key holds. Otherwise a key with
+ * `write:api_keys` could strip or delete the admin key.
+ */
+async function checkOutranks(deps: ApiKeyRouteDeps, principal: Principal, target: ApiKey): Promise<void> {
+  if (target.id === principal.keyId) return;
+  const missing = await notHeld(deps, principal, target.permissions);
+  if (missing.length > 0) {
+    throw new Forbidden(`API key ${target.id} holds permissions the caller does not: ${missing.join(', ')}`);
+  }
 }
 
 export function apiKeyRoutes(routes: RouteRegistry, deps: ApiKeyRouteDeps): Router {
@@ -142,6 +160,7 @@ export function apiKeyRoutes(routes: RouteRegistry, deps: ApiKeyRouteDeps): Rout
     async (req, res) => {
       const principal = principalOf(req);
       const key = await load(req, principal, 'write');
+      await checkOutranks(deps, principal, key);
       if (req.body.permissions) await checkGrantable(deps, principal, req.body.permissions);
       if (
         req.body.name === undefined &&
@@ -171,7 +190,9 @@ export function apiKeyRoutes(routes: RouteRegistry, deps: ApiKeyRouteDeps): Rout
       errors: [401, 403, 404],
     },
     async (req, res) => {
-      const key = await load(req, principalOf(req), 'write');
+      const principal = principalOf(req);
+      const key = await load(req, principal, 'write');
+      await checkOutranks(deps, principal, key);
       await deps.apiKeys.delete(key.id);
       res.status(204).end();
     },

@@ -3,18 +3,15 @@
 // with CORS for the configured UI origins.
 import express, { Router, type RequestHandler } from 'express';
 import type { Payload } from '@temporalio/common';
-import type { ApiKeyStore } from '../../db/api-key-store';
-import { InvalidInput, Unauthenticated } from '../../domain/errors';
+import { InvalidInput } from '../../domain/errors';
 import { isAdmin } from '../../domain/permissions';
-import { DecryptionError, type KeyRing } from '../../infra/crypto';
-import { isUuid } from '../../infra/ids';
+import { DecryptionError } from '../../infra/crypto';
 import type { EncryptionCodec } from '../../infra/payload-codec';
+import { clientAddress, refuseAuthentication, verifyCredentials, type AuthDeps } from '../auth';
 
-export interface CodecRouteDeps {
+export interface CodecRouteDeps extends AuthDeps {
   codec: EncryptionCodec;
-  apiKeys: ApiKeyStore;
-  keyring: KeyRing;
-  corsOrigins: string[];
+  codecCorsOrigins: string[];
 }
 
 interface JsonPayload {
@@ -50,7 +47,7 @@ export function codecRoutes(deps: CodecRouteDeps): Router {
 
   const cors: RequestHandler = (req, res, next) => {
     const origin = req.header('origin');
-    if (origin && deps.corsOrigins.includes(origin)) {
+    if (origin && deps.codecCorsOrigins.includes(origin)) {
       res.set({
         'Access-Control-Allow-Origin': origin,
         'Access-Control-Allow-Methods': 'POST, OPTIONS',
@@ -67,17 +64,9 @@ export function codecRoutes(deps: CodecRouteDeps): Router {
   };
 
   const adminOnly: RequestHandler = async (req, _res, next) => {
-    const match = /^Bearer ([^.\s]+)\.(\S+)$/.exec(req.header('authorization') ?? '');
-    const id = match?.[1]?.toLowerCase();
-    const credentials = id && isUuid(id) ? await deps.apiKeys.findCredentials(id) : null;
-    if (
-      !id ||
-      !credentials ||
-      !deps.keyring.verifyHmac('api-key-secret', match![2]!, credentials.secretHmac) ||
-      !isAdmin({ keyId: id, permissions: credentials.permissions })
-    ) {
-      throw new Unauthenticated('Invalid API key');
-    }
+    const match = /^Bearer ([^.\s]+)\.(\S+)$/i.exec(req.header('authorization') ?? '');
+    const principal = await verifyCredentials(deps, match?.[1], match?.[2]);
+    if (!principal || !isAdmin(principal)) return refuseAuthentication(deps, clientAddress(req));
     next();
   };
 

@@ -505,3 +505,20 @@ describe('AUTH-6 failed-authentication limit', () => {
     expect((await wrong.get('/llms', { 'x-forwarded-for': '203.0.113.67' })).status).toBe(401);
   });
 });
+
+describe('AUTH-5 changing or deleting a stronger key', () => {
+  it('AUTH-5: a key with write:api_keys cannot strip or delete a key holding more than it (the admin key)', async () => {
+    const manager = await createKey('auth5-manager', ['write:api_keys', 'read:api_keys', 'read:llms']);
+    const as = stack.api.as(manager);
+    const strip = await as.patch(`/api_keys/${stack.env.adminKeyId}`, { permissions: [] });
+    expect(strip.status).toBe(403);
+    expect(strip.body.detail).toContain('admin');
+    expect((await as.delete(`/api_keys/${stack.env.adminKeyId}`)).status).toBe(403);
+    expect((await stack.api.get(`/api_keys/${stack.env.adminKeyId}`)).body.permissions).toEqual(['admin']);
+
+    // A key it could have created itself is fair game.
+    const weaker = await createKey('auth5-weaker', ['read:llms']);
+    expect((await as.patch(`/api_keys/${weaker.id}`, { description: 'managed' })).status).toBe(200);
+    expect((await as.delete(`/api_keys/${weaker.id}`)).status).toBe(204);
+  });
+});

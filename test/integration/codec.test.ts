@@ -16,7 +16,7 @@ const plain = {
 beforeAll(async () => {
   stack = await startStack({
     worker: false,
-    env: { AGENTRY_CODEC_CORS_ORIGINS: `${UI_ORIGIN}, ${OTHER_ORIGIN}` },
+    env: { AGENTRY_CODEC_CORS_ORIGINS: `${UI_ORIGIN}, ${OTHER_ORIGIN}`, AGENTRY_AUTH_FAILURE_LIMIT: '100' },
   });
   admin = `Bearer ${stack.env.adminKeyId}.${stack.env.adminKeySecret}`;
   const key = await stack.api.post('/api_keys', {
@@ -161,5 +161,18 @@ describe('DX-6 codec server', () => {
     expect(denied.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
     const foreign = await codec('decode', plain, { authorization: admin, origin: 'https://evil.example' });
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('AUTH-6 on the codec server', () => {
+  it('AUTH-6: failed codec authentications count against the client address like any other', async () => {
+    const address = '198.51.100.77';
+    const res = await codec('decode', plain, {
+      authorization: 'Bearer nobody.nothing',
+      'x-forwarded-for': address,
+    });
+    expect(res.status).toBe(401);
+    const counted = await stack.rt.failureLimiter.get(address);
+    expect(counted?.consumedPoints).toBe(1);
   });
 });

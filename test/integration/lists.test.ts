@@ -388,3 +388,31 @@ describe('§1 list envelope: visibility', () => {
     expect(ids((await list('/api_keys', stack.api.as(one.body))).data)).toEqual([children[1]]);
   });
 });
+
+describe('§1 ordering by a nullable field', () => {
+  it('§1: order=description pages through items with and without a description, each exactly once', async () => {
+    const names: string[] = [];
+    for (const [i, description] of ['b', null, 'a', null, 'c'].entries()) {
+      const res = await stack.api.post('/llms', {
+        name: `nullable-${i}`,
+        description,
+        endpoint: 'http://127.0.0.1:9/v1',
+        model: 'm',
+        api_key: 'k',
+      });
+      expect(res.status).toBe(201);
+      names.push(res.body.name);
+    }
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const query: string = `/llms?name$startswith=nullable-&order=description&limit=2${after ? `&after=${after}` : ''}`;
+      const res = await stack.api.get(query);
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((l: { name: string }) => l.name));
+      after = res.body.page_info.has_next ? res.body.page_info.after : null;
+    } while (after);
+    expect([...seen].sort()).toEqual([...names].sort());
+    expect(seen.slice(2)).toEqual(['nullable-2', 'nullable-0', 'nullable-4']);
+  });
+});
