@@ -2,8 +2,8 @@
 import type { Knex } from 'knex';
 import type { ListPage, ListRequest, ListFields } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import { listPage } from './list-query';
-import { uniqueName, whereReadable } from './sql-helpers';
+import { listReadable } from './list-query';
+import { uniqueName } from './sql-helpers';
 
 export interface ApiKey {
   id: string;
@@ -32,7 +32,6 @@ export const API_KEY_FIELDS: ListFields = {
   created_at: 'timestamp',
   updated_at: 'timestamp',
 };
-const COLUMNS = Object.fromEntries(Object.keys(API_KEY_FIELDS).map((f) => [f, `api_keys.${f}`]));
 const PUBLIC = ['id', 'name', 'description', 'permissions', 'owner_key_id', 'created_at', 'updated_at'];
 
 const toKey = (r: Row): ApiKey => ({
@@ -97,16 +96,18 @@ export class ApiKeyStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<ApiKey>> {
-    return listPage<Row, ApiKey>(
-      () => {
-        const qb = this.db('api_keys').select(PUBLIC);
-        whereReadable(qb, principal, 'api_keys', 'api_keys');
-        return qb;
+    return listReadable<Row, ApiKey>(
+      this.db,
+      {
+        table: 'api_keys',
+        type: 'api_keys',
+        select: PUBLIC,
+        fields: API_KEY_FIELDS,
+        toItem: toKey,
+        nullableText: ['description'],
       },
-      COLUMNS,
+      principal,
       req,
-      toKey,
-      ['description'],
     );
   }
 

@@ -1,9 +1,12 @@
 // Keyset pagination, ordering and filtering for every list endpoint (SPEC §1), on top of a base
 // query that already restricts rows to what the caller may read.
 import type { Knex } from 'knex';
+import type { ObjectType, Principal } from '../domain/permissions';
+import { whereReadable } from './sql-helpers';
 import {
   encodeCursor,
   queryInfo,
+  type ListFields,
   type ListPage,
   type ListRequest,
   type OrderTerm,
@@ -169,4 +172,36 @@ export async function listPage<Row extends Record<string, unknown>, Item>(
     },
     query_info: queryInfo(req),
   };
+}
+
+export interface ReadableListSpec<Row, Item> {
+  table: string;
+  type: ObjectType;
+  /** Columns selected for each row. */
+  select: readonly string[];
+  /** Listable fields; each is the column of the same name in `table`. */
+  fields: ListFields;
+  toItem: (row: Row) => Item;
+  nullableText?: readonly string[];
+}
+
+/** A page of one table's rows that the principal may read (SPEC §1: lists show only those). */
+export function listReadable<Row extends Record<string, unknown>, Item>(
+  db: Knex,
+  spec: ReadableListSpec<Row, Item>,
+  principal: Principal,
+  req: ListRequest,
+): Promise<ListPage<Item>> {
+  const columns = Object.fromEntries(Object.keys(spec.fields).map((f) => [f, `${spec.table}.${f}`]));
+  return listPage<Row, Item>(
+    () => {
+      const qb = db(spec.table).select(spec.select);
+      whereReadable(qb, principal, spec.type, spec.table);
+      return qb;
+    },
+    columns,
+    req,
+    spec.toItem,
+    spec.nullableText,
+  );
 }

@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 import type { KeyRing } from '../infra/crypto';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import { listPage } from './list-query';
-import { uniqueName, whereReadable } from './sql-helpers';
+import { listReadable } from './list-query';
+import { uniqueName } from './sql-helpers';
 
 export interface Llm {
   id: string;
@@ -40,7 +40,6 @@ export const LLM_FIELDS: ListFields = {
   created_at: 'timestamp',
   updated_at: 'timestamp',
 };
-const COLUMNS = Object.fromEntries(Object.keys(LLM_FIELDS).map((f) => [f, `llms.${f}`]));
 const PUBLIC = [
   'id',
   'name',
@@ -132,16 +131,18 @@ export class LlmStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Llm>> {
-    return listPage<Row, Llm>(
-      () => {
-        const qb = this.db('llms').select(PUBLIC);
-        whereReadable(qb, principal, 'llms', 'llms');
-        return qb;
+    return listReadable<Row, Llm>(
+      this.db,
+      {
+        table: 'llms',
+        type: 'llms',
+        select: PUBLIC,
+        fields: LLM_FIELDS,
+        toItem: toLlm,
+        nullableText: ['description'],
       },
-      COLUMNS,
+      principal,
       req,
-      toLlm,
-      ['description'],
     );
   }
 }

@@ -8,11 +8,17 @@ const permissionsSchema = {
   items: { type: 'string', minLength: 1, maxLength: 300 },
 } as const;
 
+const apiKeyProperties = {
+  name: nameSchema,
+  description: descriptionSchema,
+  permissions: permissionsSchema,
+} as const;
+
 export const createApiKeySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: nameSchema, description: descriptionSchema, permissions: permissionsSchema },
+  properties: apiKeyProperties,
 } as const;
 
 export interface CreateApiKeyBody {
@@ -25,7 +31,7 @@ export const updateApiKeySchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { name: nameSchema, description: descriptionSchema, permissions: permissionsSchema },
+  properties: apiKeyProperties,
 } as const;
 
 export type UpdateApiKeyBody = Partial<CreateApiKeyBody>;

@@ -5,17 +5,19 @@ const endpointSchema = { type: 'string', format: 'uri', pattern: '^https?://', m
 const modelSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const apiKeySchema = { type: 'string', minLength: 1, maxLength: 4000 } as const;
 
+const llmProperties = {
+  name: nameSchema,
+  description: descriptionSchema,
+  endpoint: endpointSchema,
+  model: modelSchema,
+  api_key: apiKeySchema,
+} as const;
+
 export const createLlmSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'endpoint', 'model', 'api_key'],
-  properties: {
-    name: nameSchema,
-    description: descriptionSchema,
-    endpoint: endpointSchema,
-    model: modelSchema,
-    api_key: apiKeySchema,
-  },
+  properties: llmProperties,
 } as const;
 
 export interface CreateLlmBody {
@@ -30,13 +32,7 @@ export const updateLlmSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: {
-    name: nameSchema,
-    description: descriptionSchema,
-    endpoint: endpointSchema,
-    model: modelSchema,
-    api_key: apiKeySchema,
-  },
+  properties: llmProperties,
 } as const;
 
 export type UpdateLlmBody = Partial<CreateLlmBody>;

@@ -217,4 +217,52 @@ describe('LLM-3 retries and failures', () => {
     expect(answer?.text).toBe('w1 w2 w3 w4 w5 w6 w7 w8');
     expect(fake.requestsFor('slow')[0]!.aborted).toBe(false);
   });
+
+  it('LLM-3: a stream with no delta for the no-progress time fails the attempt as Llm.Stalled and is retried', async () => {
+    const id = await registerLlm('stalling');
+    fake.script('stalling', { hang: true });
+    const pending = stack.api.post(`/llms/${id}/query`, question);
+    await waitFor(() => fake.requestsFor('stalling').length === 1);
+    fake.script('stalling', { text: 'finally here' });
+    const res = await pending;
+    expect(res.status).toBe(200);
+    const events = parseNdjson(res.text);
+    expect(answerOf(events)).toBe('finally here');
+    expect(events[events.length - 1]).toMatchObject({ type: 'done', attempt: 2 });
+    expect(fake.requestsFor('stalling')[0]!.aborted).toBe(true);
+    expect(await settledRecord(res.headers.get('x-agentry-execution-id'))).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+    });
+  });
+
+  it('LLM-3/§9.5: cancelling the workflow aborts the model request within 2 s and ends the stream with error 499', async () => {
+    const id = await registerLlm('endless');
+    fake.script('endless', { text: 'never ending story '.repeat(200), deltaDelayMs: 200 });
+    const res = await fetch(`${stack.url}/llms/${id}/query`, {
+      method: 'POST',
+      headers: stack.api.headers({ 'content-type': 'application/json' }),
+      body: JSON.stringify(question),
+    });
+    expect(res.status).toBe(200);
+    const executionId = res.headers.get('x-agentry-execution-id')!;
+    const body = res.text();
+    await waitFor(() => fake.requestsFor('endless').length === 1);
+    const cancelledAt = Date.now();
+    await stack.temporal.workflow.getHandle(`execution-${executionId}`).cancel();
+    await waitFor(() => fake.requestsFor('endless')[0]!.aborted);
+    expect(Date.now() - cancelledAt).toBeLessThan(2000);
+    const events = parseNdjson(await body);
+    expect(events[events.length - 1]).toMatchObject({ type: 'error', status: 499 });
+    expect(events.filter((e) => e.type === 'error' || e.type === 'done')).toHaveLength(1);
+    expect(await settledRecord(executionId)).toMatchObject({ status: 'cancelled', error_status: 499 });
+  });
 });
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
