@@ -17,6 +17,7 @@ import { startApi } from './api/server';
 import { loadConfig } from './infra/config';
 import { newId } from './infra/ids';
 import { createLogger } from './infra/logger';
+import { installTemporalMetrics } from './infra/temporal-metrics';
 import { connectTemporalClient, createRuntime } from './runtime';
 import { startWorker } from './worker';
 
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
   const { secrets, created } = loadOrCreateSecrets(stateDir);
   const port = Number(process.env.PORT ?? 8080);
   const stops: (() => Promise<unknown>)[] = [];
+  const temporalMetrics = await installTemporalMetrics();
 
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
@@ -160,7 +162,9 @@ async function main(): Promise<void> {
   const workerMetrics = new Registry();
   collectDefaultMetrics({ register: workerMetrics, prefix: 'agentry_worker_' });
   const worker = await startWorker(rt, connection, workerMetrics);
-  const server = await startApi(rt, temporal, { extraMetrics: () => workerMetrics.metrics() });
+  const server = await startApi(rt, temporal, {
+    extraMetrics: async () => `${await workerMetrics.metrics()}\n${await temporalMetrics()}`,
+  });
 
   const lines = [
     '',

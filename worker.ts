@@ -7,6 +7,7 @@ import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createActivities } from './activities';
 import { loadConfig, requireProductionSettings } from './infra/config';
 import { createLogger } from './infra/logger';
+import { installTemporalMetrics } from './infra/temporal-metrics';
 import { createRuntime, type Runtime } from './runtime';
 
 export interface WorkerHandle {
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   requireProductionSettings(config);
   const logger = createLogger(config.logLevel);
+  const temporalMetrics = await installTemporalMetrics();
   const rt = await createRuntime(config, logger);
   const connection = await NativeConnection.connect({ address: config.temporalAddress! });
   const registry = new Registry();
@@ -104,12 +106,15 @@ async function main(): Promise<void> {
       res.writeHead(404).end();
       return;
     }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+    Promise.all([registry.metrics(), temporalMetrics()]).then(
+      ([own, temporal]) =>
+        res.writeHead(200, { 'Content-Type': registry.contentType }).end(`${own}\n${temporal}`),
       () => res.writeHead(500).end(),
     );
-  }).listen(config.workerMetricsPort);
-  logger.info({ taskQueue: config.taskQueue, metricsPort: config.workerMetricsPort }, 'worker running');
+  });
+  await new Promise<void>((resolve) => metricsServer.listen(config.workerMetricsPort, resolve));
+  const metricsPort = (metricsServer.address() as { port: number }).port;
+  logger.info({ taskQueue: config.taskQueue, metricsPort }, 'worker running');
   const stop = (): void => void handle.stop();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -104,4 +104,16 @@ describe('README walk-through on separate API and worker processes', () => {
       expect(logs).not.toContain(secret);
     }
   });
+
+  it('§16: the worker serves activity durations by type and outcome, and Temporal worker metrics, without ids', async () => {
+    const res = await fetch(`http://127.0.0.1:${worker.metricsPort}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(
+      /agentry_activity_duration_seconds_count\{activity="callModel",outcome="success"\} [1-9]/,
+    );
+    expect(text).toMatch(/temporal_.*activity/);
+    expect(text).not.toContain(executionId);
+    expect(text).not.toContain(env.adminKeyId);
+  });
 });

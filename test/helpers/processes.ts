@@ -9,6 +9,8 @@ export interface Child {
   output: string[];
   /** The API's port, once it logged that it listens. */
   port?: number;
+  /** The worker's metrics port, once it logged that it runs. */
+  metricsPort?: number;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -46,6 +48,8 @@ function start(
         clearTimeout(timer);
         const port = /"port":(\d+)/.exec(text)?.[1];
         if (port) handle.port = Number(port);
+        const metricsPort = /"metricsPort":(\d+)/.exec(text)?.[1];
+        if (metricsPort) handle.metricsPort = Number(metricsPort);
         resolve(handle);
       }
     };

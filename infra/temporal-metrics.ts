@@ -1,0 +1,34 @@
+// Temporal's own worker metrics (task slots, poll latencies, workflow and activity counters) come
+// from the SDK's Rust core, which serves them on a Prometheus endpoint of its own. We bind it to
+// a private loopback port and append its text to our /metrics, so a worker has one scrape target.
+import { Runtime } from '@temporalio/worker';
+import { createServer } from 'node:net';
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Installs the Temporal runtime with a Prometheus exporter; must run before any Temporal connection. */
+export async function installTemporalMetrics(): Promise<() => Promise<string>> {
+  const port = await freeLoopbackPort();
+  Runtime.install({
+    telemetryOptions: {
+      metrics: { prometheus: { bindAddress: `127.0.0.1:${port}`, countersTotalSuffix: true } },
+    },
+  });
+  return async () => {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      return res.ok ? await res.text() : '';
+    } catch {
+      return '';
+    }
+  };
+}
