@@ -27,6 +27,9 @@ interface Secrets {
   adminKeySecret: string;
 }
 
+/** What to stop, in reverse order, on Ctrl-C or a failed start. */
+const stops: (() => Promise<unknown>)[] = [];
+
 const SEARCH_ATTRIBUTES = ['AgentId', 'PipelineId', 'LlmId', 'ApiKeyId', 'ChainId'];
 
 function loadOrCreateSecrets(stateDir: string): { secrets: Secrets; created: boolean } {
@@ -86,8 +89,11 @@ async function startTemporal(
     ],
     { stdio: ['ignore', log, log] },
   );
+  let spawnError: Error | undefined;
+  child.once('error', (err) => (spawnError = err));
   const address = `127.0.0.1:${port}`;
   for (let i = 0; i < 150; i++) {
+    if (spawnError) throw new Error(`Could not run the Temporal CLI (${binary}): ${spawnError.message}`);
     if (child.exitCode !== null)
       throw new Error(`The Temporal dev server exited; see ${path.join(stateDir, 'temporal.log')}`);
     try {
@@ -106,8 +112,8 @@ async function main(): Promise<void> {
   const stateDir = path.resolve(process.env.AGENTRY_STATE_DIR ?? '.agentry');
   mkdirSync(stateDir, { recursive: true });
   const { secrets, created } = loadOrCreateSecrets(stateDir);
-  const port = Number(process.env.PORT ?? 8080);
-  const stops: (() => Promise<unknown>)[] = [];
+  // Configuration problems are reported before anything starts.
+  const port = loadConfig({ ...process.env, HOST: process.env.HOST ?? '127.0.0.1' }).port;
   const temporalMetrics = await installTemporalMetrics();
 
   let databaseUrl = process.env.DATABASE_URL;
@@ -136,6 +142,8 @@ async function main(): Promise<void> {
     stops.push(
       () =>
         new Promise((resolve) => {
+          if (temporal.child.exitCode !== null || temporal.child.signalCode !== null)
+            return resolve(undefined);
           temporal.child.once('exit', resolve);
           temporal.child.kill('SIGTERM');
         }),
@@ -149,6 +157,7 @@ async function main(): Promise<void> {
     ...(uiPort
       ? { AGENTRY_CODEC_CORS_ORIGINS: `http://127.0.0.1:${uiPort},http://localhost:${uiPort}` }
       : {}),
+    HOST: '127.0.0.1',
     ...process.env,
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
@@ -200,7 +209,9 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop());
 }
 
-main().catch((err: unknown) => {
+main().catch(async (err: unknown) => {
   console.error(err instanceof Error ? err.message : err);
+  // Stop whatever had started (e.g. the Temporal dev server) before giving up.
+  for (const fn of stops.reverse()) await fn().catch(() => undefined);
   process.exit(1);
 });

@@ -1,6 +1,8 @@
 // Shared construction for the composition roots (api/server.ts, worker.ts, embedded.ts): the
 // services both processes use, built from configuration in one place.
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { failureConverterPath } from './infra/failure-converter';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiKeyStore } from './db/api-key-store';
@@ -72,6 +74,14 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       await db.destroy();
     },
   };
+}
+
+/**
+ * Client and worker share this: payloads encrypted by the codec, and failure messages and stack
+ * traces moved into an encoded payload too (they are not payloads by default, DX-6).
+ */
+export function dataConverter(rt: Runtime): DataConverter {
+  return { payloadCodecs: [rt.codec], failureConverterPath };
 }
 
 export async function connectTemporalClient(rt: Runtime): Promise<Client> {

@@ -8,7 +8,7 @@ import { createActivities } from './activities';
 import { loadConfig, requireProductionSettings } from './infra/config';
 import { createLogger } from './infra/logger';
 import { installTemporalMetrics } from './infra/temporal-metrics';
-import { createRuntime, type Runtime } from './runtime';
+import { createRuntime, dataConverter, type Runtime } from './runtime';
 
 export interface WorkerHandle {
   worker: Worker;
@@ -67,7 +67,7 @@ export async function startWorker(
       ? { workflowBundle: { codePath: config.workflowBundlePath } }
       : { workflowsPath: require.resolve('./workflows') }),
     activities,
-    dataConverter: { payloadCodecs: [rt.codec] },
+    dataConverter: dataConverter(rt),
     maxHeartbeatThrottleInterval: '1 second',
     maxConcurrentActivityTaskExecutions: 100,
     maxConcurrentWorkflowTaskExecutions: 20,
@@ -100,7 +100,6 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress! });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'agentry_worker_' });
-  const handle = await startWorker(rt, connection, registry);
   const metricsServer: Server = createServer((req, res) => {
     if (req.url !== '/metrics') {
       res.writeHead(404).end();
@@ -112,10 +111,19 @@ async function main(): Promise<void> {
       () => res.writeHead(500).end(),
     );
   });
-  await new Promise<void>((resolve) => metricsServer.listen(config.workerMetricsPort, resolve));
+  // The metrics port first: a taken port fails the start before the worker polls.
+  await new Promise<void>((resolve, reject) => {
+    metricsServer.once('error', reject);
+    metricsServer.listen(config.workerMetricsPort, resolve);
+  });
+  const handle = await startWorker(rt, connection, registry);
   const metricsPort = (metricsServer.address() as { port: number }).port;
   logger.info({ taskQueue: config.taskQueue, metricsPort }, 'worker running');
-  const stop = (): void => void handle.stop();
+  const stop = (): void => {
+    handle
+      .stop()
+      .catch((err: unknown) => logger.error({ err: (err as Error).message }, 'worker stopped with an error'));
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await handle.done;

@@ -20,6 +20,12 @@ export interface CallModelDeps {
   relay: Relay;
 }
 
+/** The stored answer of an execution. */
+export interface StoredAnswer {
+  text: string;
+  usage: Usage;
+}
+
 /** Stored request content of a direct query or a rendered agent prompt. */
 export interface ModelRequestContent {
   messages: ChatMessage[];
@@ -43,6 +49,14 @@ export function createCallModel(deps: CallModelDeps) {
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
+    const answerId = answerPayloadId(input.executionId);
+    // An earlier attempt stored the answer but its completion was lost (worker died after
+    // `done`): never pay the model twice; readers drop the repeated `done`.
+    const stored = await deps.executions.getPayload<StoredAnswer>(answerId);
+    if (stored) {
+      await publish(input.executionId, { type: 'done', attempt, usage: stored.usage });
+      return { answerPayloadId: answerId, usage: stored.usage, attempt };
+    }
     await deps.executions.recordAttempt(input.executionId, attempt);
     const llm = await deps.llms.getForCall(input.llmId);
     if (!llm)
@@ -119,8 +133,8 @@ export function createCallModel(deps: CallModelDeps) {
           details: [{ message: 'stream ended before response.completed' }],
         });
       }
-      const answerId = answerPayloadId(input.executionId);
-      await deps.executions.putPayload(answerId, input.executionId, 'answer', { text });
+      const answer: StoredAnswer = { text, usage };
+      await deps.executions.putPayload(answerId, input.executionId, 'answer', answer);
       await publish(input.executionId, { type: 'done', attempt, usage });
       return { answerPayloadId: answerId, usage, attempt };
     } catch (err) {

@@ -36,6 +36,48 @@ function fromBodyParser(err: { type?: string; limit?: number }): { status: numbe
   }
 }
 
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+
+/**
+ * Errors of our own dependencies (database, Redis, Temporal) that mean "try again later": 503
+ * with Retry-After, never a 500 (SPEC §1).
+ */
+export function isDependencyFailure(err: unknown): boolean {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  const name = typeof e.name === 'string' ? e.name : '';
+  const message = typeof e.message === 'string' ? e.message : '';
+  return (
+    UNAVAILABLE_CODES.has(code) ||
+    code.startsWith('08') ||
+    name === 'KnexTimeoutError' ||
+    name === 'MaxRetriesPerRequestError' ||
+    message === 'Connection is closed.' ||
+    (name === 'ServiceError' && /UNAVAILABLE|DEADLINE_EXCEEDED/.test(message)) ||
+    name === 'TransportError'
+  );
+}
+
+/** PostgreSQL rejects some text a JSON string can carry (NUL, invalid encodings): bad input. */
+function fromDatabaseInput(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === '22021' || code === '22P05')
+    return 'Text contains a character that cannot be stored (e.g. NUL)';
+  return null;
+}
+
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
   next(new NotFound(`Not found: ${req.method} ${req.path}`));
 };
@@ -62,6 +104,19 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
   const parsed = fromBodyParser(err as { type?: string });
   if (parsed) {
     res.status(parsed.status).json({ detail: parsed.detail });
+    return;
+  }
+  const badText = fromDatabaseInput(err);
+  if (badText) {
+    res.status(400).json({ detail: badText });
+    return;
+  }
+  if (isDependencyFailure(err)) {
+    req.log.warn({ err: (err as Error).message }, 'dependency unavailable');
+    res
+      .set('Retry-After', '5')
+      .status(503)
+      .json({ detail: 'A dependency is unavailable; try again shortly' });
     return;
   }
   const logId = randomUUID();

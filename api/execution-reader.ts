@@ -1,7 +1,7 @@
 // Reads one execution's relay log as client events (SPEC §9.5/9.6), from the start. The relay
 // is the fast path; the workflow's outcome is the backstop: when the workflow has closed and
 // the log holds no terminal event, the reader makes one up from the outcome and stored answer.
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
 import { EventSequencer, type ClientEvent } from '../domain/stream-events';
 import { entryTimeMs, RELAY_START, type Relay } from '../infra/relay';
@@ -27,9 +27,20 @@ export class ExecutionReader {
     private readonly executionId: string,
     handle: WorkflowHandle,
   ) {
+    this.watch(handle);
+  }
+
+  /** Learns the workflow's outcome; a transient Temporal error is not an outcome, so it asks again. */
+  private watch(handle: WorkflowHandle): void {
     handle.result().then(
       (result: ExecutionResult) => (this.outcome = { ok: true, result }),
-      (error: unknown) => (this.outcome = { ok: false, error }),
+      (error: unknown) => {
+        if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) {
+          this.outcome = { ok: false, error };
+        } else if (!this.finished) {
+          setTimeout(() => this.watch(handle), 1000).unref();
+        }
+      },
     );
   }
 

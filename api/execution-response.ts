@@ -50,12 +50,13 @@ export async function respondWithExecution(
   const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
   if (format === 'text') return respondWithText(deps, res, handle.result() as Promise<ExecutionResult>);
 
-  let gone = false;
+  let gone = res.destroyed;
   res.on('close', () => (gone = true));
   const reader = new ExecutionReader(deps.relay, deps.executions, executionId, handle);
   const held: ClientEvent[] = [];
 
-  // Until the model answered (or the execution failed), nothing is written.
+  // Until the model answered (or the execution failed), nothing is written; a failure to read
+  // here reaches the error handler, which still decides the status.
   while (!reader.sequencer.started && !reader.finished && !gone) {
     const batch = await reader.next(READ_BLOCK_MS);
     held.push(...batch.events);
@@ -63,7 +64,7 @@ export async function respondWithExecution(
   if (gone) return;
   const early = held.find((e) => e.type === 'error');
   if (early && early.type === 'error' && !reader.sequencer.started) {
-    res.status(early.status).json({ detail: early.detail });
+    sendFailure(res, early.status, early.detail);
     return;
   }
 
@@ -78,10 +79,27 @@ export async function respondWithExecution(
       for (const event of batch.events) res.write(serialize(format, event));
       for (const lag of batch.lagsMs) deps.metrics.relayLag.observe(lag / 1000);
     }
+  } catch (err) {
+    // The status is sent: end in-band with exactly one terminal event (SPEC §9.5).
+    req.log.warn({ err: (err as Error).message, executionId }, 'stream interrupted');
+    if (!reader.finished && !gone) {
+      const event = reader.sequencer.synthesize({
+        type: 'error',
+        status: 503,
+        detail: 'The answer stream was interrupted; re-attach or read the execution',
+      });
+      res.write(serialize(format, event));
+    }
   } finally {
     clearInterval(ping);
     res.end();
   }
+}
+
+/** A failure decided before the first byte: its status and `{detail}` (503 with Retry-After). */
+function sendFailure(res: Response, status: number, detail: string): void {
+  if (status === 503) res.set('Retry-After', '5');
+  res.status(status).json({ detail });
 }
 
 async function respondWithText(
@@ -94,7 +112,7 @@ async function respondWithText(
     outcome = await result;
   } catch (err) {
     const failure = describeFailure(err instanceof WorkflowFailedError ? err.cause : err);
-    res.status(failure.status).json({ detail: failure.detail });
+    sendFailure(res, failure.status, failure.detail);
     return;
   }
   const answer = await deps.executions.getPayload<{ text: string }>(outcome.answerPayloadId);

@@ -8,6 +8,8 @@ import { connectTemporalClient, createRuntime, type Runtime } from '../runtime';
 import { createApp } from './app';
 import { createApiMetrics } from './metrics';
 
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export interface ApiOptions {
   extraMetrics?: () => Promise<string>;
 }
@@ -46,10 +48,14 @@ async function main(): Promise<void> {
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address ? address.port : config.port }, 'API listening');
   const stop = async (): Promise<void> => {
-    server.close();
-    server.closeAllConnections();
-    await temporal.connection.close();
-    await rt.close();
+    // Stop accepting; let running requests and streams finish for a grace period.
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+    });
+    await temporal.connection.close().catch(() => undefined);
+    await rt.close().catch(() => undefined);
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

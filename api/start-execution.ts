@@ -7,6 +7,7 @@ import { Unavailable } from '../domain/errors';
 import { newId } from '../infra/ids';
 import { workflowIdFor, type ExecutionProfiles } from '../workflows/contracts';
 import type { ApiMetrics } from './metrics';
+import type { Logger } from '../infra/logger';
 
 export const SearchAttributes = {
   AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
@@ -17,6 +18,7 @@ export const SearchAttributes = {
 } as const;
 
 export interface StartExecutionDeps {
+  logger: Logger;
   executions: ExecutionStore;
   temporal: Client;
   metrics: ApiMetrics;
@@ -56,7 +58,8 @@ export async function startExecution<Args>(
       args: [start.args({ executionId, requestPayloadId, profiles: deps.profiles })],
       typedSearchAttributes,
     });
-  } catch {
+  } catch (err) {
+    deps.logger.error({ err: (err as Error).message, executionId }, 'could not start the execution workflow');
     await deps.executions
       .finish(executionId, { status: 'failed', error: { status: 503, type: 'Infra.Unavailable' } }, 0)
       .catch(() => undefined);

@@ -129,7 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     bookkeeping: {
       startToCloseMs: r.int('AGENTRY_BOOKKEEPING_START_TO_CLOSE_MS', 10_000, 1),
-      maximumAttempts: r.int('AGENTRY_BOOKKEEPING_MAX_ATTEMPTS', 5, 1),
+      maximumAttempts: r.int('AGENTRY_BOOKKEEPING_MAX_ATTEMPTS', 10, 1),
       initialIntervalMs: r.int('AGENTRY_BOOKKEEPING_RETRY_INITIAL_MS', 200, 1),
       backoffCoefficient: 2,
       maximumIntervalMs: 5_000,

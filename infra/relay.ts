@@ -54,13 +54,12 @@ export class RedisRelay implements Relay {
     // XREAD BLOCK holds its connection, so each concurrent reader borrows its own.
     const conn = this.idle.pop() ?? this.open();
     try {
-      const reply = await conn.xread(
-        'BLOCK',
-        blockMs,
-        'STREAMS',
-        relayKey(this.prefix, executionId),
-        afterId,
-      );
+      // BLOCK 0 would wait forever: a non-positive wait is a plain read.
+      const key = relayKey(this.prefix, executionId);
+      const reply =
+        blockMs > 0
+          ? await conn.xread('BLOCK', blockMs, 'STREAMS', key, afterId)
+          : await conn.xread('STREAMS', key, afterId);
       const entries = reply?.[0]?.[1] ?? [];
       return entries.map(([id, fields]) => ({
         id,

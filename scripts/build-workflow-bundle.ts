@@ -3,10 +3,12 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { failureConverterPath } from '../infra/failure-converter';
 
 export async function buildWorkflowBundle(outputPath: string): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
+    failureConverterPath,
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
   await writeFile(outputPath, code);

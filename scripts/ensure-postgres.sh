@@ -163,12 +163,9 @@ build_pgvector() {
   chmod 755 "$tmp"; chown _apt "$tmp" 2>/dev/null || true   # apt downloads as _apt
   trap 'rm -rf "$tmp"' EXIT
   say "fetching pgvector source from trixie"
-  if ! (cd "$tmp" && quiet apt-get -q source pgvector/trixie); then
-    say "WARNING: apt-get source failed; retrying with --allow-unauthenticated (signature NOT verified)"
-    rm -rf "${tmp:?}"/*
-    (cd "$tmp" && quiet apt-get -q --allow-unauthenticated source pgvector/trixie) ||
-      die "apt-get source pgvector/trixie failed (output: $LOG); check 'apt-cache showsrc pgvector' and $SRC_LIST"
-  fi
+  # The source's signature must verify: an unverified package is never built and installed as root.
+  (cd "$tmp" && quiet apt-get -q source pgvector/trixie) ||
+    die "apt-get source pgvector/trixie failed (output: $LOG); check 'apt-cache showsrc pgvector' and $SRC_LIST"
   src=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'pgvector-*' | head -1)
   [ -n "$src" ] || die "apt-get source gave no pgvector-* directory in $tmp"
   local got="${src##*/pgvector-}"

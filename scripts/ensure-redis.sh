@@ -41,8 +41,11 @@ safe_url=$(printf '%s' "$URL" | sed -E 's#(://[^@/]*):[^@]*@#\1:***@#')
 if ! command -v redis-cli >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "redis-cli missing; installing redis-tools"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 \
-      --no-install-recommends redis-tools >/dev/null 2>&1 ||
+    install_tools() {
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 \
+        --no-install-recommends redis-tools >/dev/null 2>&1
+    }
+    install_tools || { apt-get update -q >/dev/null 2>&1 && install_tools; } ||
       die "could not install redis-tools; run: apt-get update && apt-get install -y redis-tools"
   else
     die "redis-cli not found; install it: apt-get install -y redis-tools"

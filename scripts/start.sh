@@ -8,7 +8,7 @@ bash scripts/ensure-deps.sh
 newest_source=$(find api activities db domain infra workflows scripts test/fakes ./*.ts -name '*.ts' -newer dist/embedded.js 2>/dev/null | head -1 || true)
 if [[ ! -f dist/embedded.js || -n "$newest_source" ]]; then
   echo "[start] building..." >&2
-  npm run --silent build >/dev/null
+  npm run --silent build >/tmp/agentry-build.log 2>&1 || { cat /tmp/agentry-build.log >&2; echo "[start] the build failed (above)" >&2; exit 1; }
 fi
 if [[ -z "${TEMPORAL_ADDRESS:-}" ]]; then
   AGENTRY_TEMPORAL_CLI=$(bash scripts/ensure-temporal.sh)

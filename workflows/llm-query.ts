@@ -37,7 +37,7 @@ export function bookkeepingActivities(profiles: ExecutionProfiles) {
   });
 }
 
-/** Runs `body`; on failure publishes the error event and records the outcome, then rethrows. */
+/** Runs `body`; on failure publishes the error event and records the outcome, then rethrows it. */
 export async function withExecutionOutcome(
   executionId: string,
   profiles: ExecutionProfiles,
@@ -49,17 +49,24 @@ export async function withExecutionOutcome(
     result = await body();
   } catch (err) {
     const failure = describeFailure(err);
-    await CancellationScope.nonCancellable(async () => {
-      await book.publishError({ executionId, status: failure.status, detail: failure.detail });
-      await book.finishExecution({
-        executionId,
-        status: failure.cancelled ? 'cancelled' : 'failed',
-        error: { status: failure.status, type: failure.type },
-      });
-    });
+    // Both steps run, each on its own: a failed one must not hide the execution's real outcome.
+    await CancellationScope.nonCancellable(() =>
+      Promise.allSettled([
+        book.publishError({ executionId, status: failure.status, detail: failure.detail }),
+        book.finishExecution({
+          executionId,
+          status: failure.cancelled ? 'cancelled' : 'failed',
+          error: { status: failure.status, type: failure.type },
+        }),
+      ]),
+    );
     throw err;
   }
-  await book.finishExecution({ executionId, status: 'succeeded', usage: result.usage });
+  // The answer is stored and `done` published: a late cancellation or a failed record must not
+  // turn a delivered answer into a failed execution.
+  await CancellationScope.nonCancellable(() =>
+    book.finishExecution({ executionId, status: 'succeeded', usage: result.usage }).catch(() => undefined),
+  );
   return result;
 }
 

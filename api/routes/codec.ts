@@ -3,7 +3,7 @@
 // with CORS for the configured UI origins.
 import express, { Router, type RequestHandler } from 'express';
 import type { Payload } from '@temporalio/common';
-import { InvalidInput } from '../../domain/errors';
+import { Forbidden, InvalidInput } from '../../domain/errors';
 import { isAdmin } from '../../domain/permissions';
 import { DecryptionError } from '../../infra/crypto';
 import type { EncryptionCodec } from '../../infra/payload-codec';
@@ -66,7 +66,8 @@ export function codecRoutes(deps: CodecRouteDeps): Router {
   const adminOnly: RequestHandler = async (req, _res, next) => {
     const match = /^Bearer ([^.\s]+)\.(\S+)$/i.exec(req.header('authorization') ?? '');
     const principal = await verifyCredentials(deps, match?.[1], match?.[2]);
-    if (!principal || !isAdmin(principal)) return refuseAuthentication(deps, clientAddress(req));
+    if (!principal) return refuseAuthentication(deps, clientAddress(req));
+    if (!isAdmin(principal)) throw new Forbidden('The codec server is for admin keys only');
     next();
   };
 

@@ -102,11 +102,10 @@ describe('DX-6 codec server', () => {
     }
   });
 
-  it('DX-6: only an admin key as Authorization: Bearer <id>.<secret> may use it (401 otherwise)', async () => {
+  it('DX-6: only an admin key as Authorization: Bearer <id>.<secret> may use it (401 bad credentials, 403 not admin)', async () => {
     const [id, secret] = [stack.env.adminKeyId, stack.env.adminKeySecret];
     const refused: Record<string, string>[] = [
       {},
-      { authorization: nonAdmin },
       { authorization: `Bearer ${id}.${secret}x` },
       { authorization: `Bearer ${id}` },
       { authorization: `Bearer ${id}:${secret}` },
@@ -121,6 +120,10 @@ describe('DX-6 codec server', () => {
         expect({ headers, op, status: res.status }).toEqual({ headers, op, status: 401 });
         expect(res.body).toEqual({ detail: 'Invalid API key' });
       }
+    }
+    for (const op of ['encode', 'decode']) {
+      const res = await codec(op, plain, { authorization: nonAdmin });
+      expect(res.status).toBe(403);
     }
     expect((await codec('decode', plain, { authorization: admin })).status).toBe(200);
     expect(

@@ -158,6 +158,11 @@ describe('LLM-3 retries and failures', () => {
       error_status: 502,
       error_type: 'Llm.Rejected',
     });
+    // DX-6: failure messages travel encoded too; the upstream's words are not in the history.
+    const history = await stack.temporal.workflow
+      .getHandle(`execution-${res.headers.get('x-agentry-execution-id')}`)
+      .fetchHistory();
+    expect(JSON.stringify(history)).not.toContain('Unsupported parameter');
   });
 
   it('LLM-3: a model that keeps answering 429 ends in 502 after the configured attempts', async () => {
@@ -256,6 +261,25 @@ describe('LLM-3 retries and failures', () => {
     expect(events[events.length - 1]).toMatchObject({ type: 'error', status: 499 });
     expect(events.filter((e) => e.type === 'error' || e.type === 'done')).toHaveLength(1);
     expect(await settledRecord(executionId)).toMatchObject({ status: 'cancelled', error_status: 499 });
+  });
+
+  it('§9.6: a workflow that closes without a terminal event (terminated) still ends the stream with one error', async () => {
+    const id = await registerLlm('terminated');
+    fake.script('terminated', { text: 'tick '.repeat(100), deltaDelayMs: 100 });
+    const res = await fetch(`${stack.url}/llms/${id}/query`, {
+      method: 'POST',
+      headers: stack.api.headers({ 'content-type': 'application/json' }),
+      body: JSON.stringify(question),
+    });
+    expect(res.status).toBe(200);
+    const body = res.text();
+    await waitFor(() => fake.requestsFor('terminated').length === 1);
+    await stack.temporal.workflow
+      .getHandle(`execution-${res.headers.get('x-agentry-execution-id')}`)
+      .terminate('test');
+    const events = parseNdjson(await body);
+    expect(events[events.length - 1]).toMatchObject({ type: 'error' });
+    expect(events.filter((e) => e.type === 'error' || e.type === 'done')).toHaveLength(1);
   });
 });
 
