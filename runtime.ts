@@ -6,7 +6,12 @@ import { failureConverterPath } from './infra/failure-converter';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiKeyStore } from './db/api-key-store';
+import { DocumentStore } from './db/document-store';
+import { EmbeddingModelStore } from './db/embedding-model-store';
 import { ExecutionStore } from './db/execution-store';
+import { FragmentStore } from './db/fragment-store';
+import { PipelineStore } from './db/pipeline-store';
+import { TextSplitterStore } from './db/text-splitter-store';
 import { createKnex, migrate, type Knex } from './db/knex';
 import { LlmStore } from './db/llm-store';
 import type { Config } from './infra/config';
@@ -14,7 +19,7 @@ import { KeyRing } from './infra/crypto';
 import type { Logger } from './infra/logger';
 import { EncryptionCodec } from './infra/payload-codec';
 import { MemoryRelay, RedisRelay, type Relay } from './infra/relay';
-import type { ExecutionProfiles } from './workflows/contracts';
+import type { ExecutionProfiles, IngestionProfile } from './workflows/contracts';
 
 export interface Runtime {
   config: Config;
@@ -28,7 +33,13 @@ export interface Runtime {
   apiKeys: ApiKeyStore;
   llms: LlmStore;
   executions: ExecutionStore;
+  embeddingModels: EmbeddingModelStore;
+  textSplitters: TextSplitterStore;
+  pipelines: PipelineStore;
+  documents: DocumentStore;
+  fragments: FragmentStore;
   profiles: ExecutionProfiles;
+  ingestion: IngestionProfile;
   close(): Promise<void>;
 }
 
@@ -49,6 +60,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     ? new RateLimiterRedis({ ...limiterOptions, storeClient: redis })
     : new RateLimiterMemory(limiterOptions);
   const apiKeys = new ApiKeyStore(db);
+  const documents = new DocumentStore(db, keyring);
   if (config.adminKeyId && config.adminKeySecret) {
     await apiKeys.ensureAdmin(
       config.adminKeyId.toLowerCase(),
@@ -67,7 +79,13 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     apiKeys,
     llms: new LlmStore(db, keyring),
     executions: new ExecutionStore(db, keyring),
+    embeddingModels: new EmbeddingModelStore(db, keyring),
+    textSplitters: new TextSplitterStore(db),
+    pipelines: new PipelineStore(db),
+    documents,
+    fragments: new FragmentStore(db, documents, config.efSearch),
     profiles: { llm: config.llm, bookkeeping: config.bookkeeping },
+    ingestion: config.ingestion,
     async close() {
       await relay.close();
       redis?.disconnect();

@@ -6,12 +6,17 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { ApiKeyStore } from '../db/api-key-store';
+import type { DocumentStore } from '../db/document-store';
+import type { EmbeddingModelStore } from '../db/embedding-model-store';
 import type { ExecutionStore } from '../db/execution-store';
+import type { FragmentStore } from '../db/fragment-store';
+import type { PipelineStore } from '../db/pipeline-store';
+import type { TextSplitterStore } from '../db/text-splitter-store';
 import type { LlmStore } from '../db/llm-store';
 import type { KeyRing } from '../infra/crypto';
 import type { EncryptionCodec } from '../infra/payload-codec';
 import type { Relay } from '../infra/relay';
-import type { ExecutionProfiles } from '../workflows/contracts';
+import type { ExecutionProfiles, IngestionProfile } from '../workflows/contracts';
 import './request-context';
 import { authenticate } from './auth';
 import { errorHandler, notFoundHandler } from './error-handler';
@@ -20,7 +25,11 @@ import { requestContext } from './request-id';
 import { RouteRegistry } from './route-registry';
 import { apiKeyRoutes } from './routes/api-keys';
 import { codecRoutes } from './routes/codec';
+import { documentRoutes } from './routes/documents';
+import { embeddingModelRoutes } from './routes/embedding-models';
 import { llmRoutes } from './routes/llms';
+import { pipelineRoutes } from './routes/pipelines';
+import { textSplitterRoutes } from './routes/text-splitters';
 import { systemRoutes } from './routes/system';
 
 export interface AppDeps {
@@ -33,6 +42,13 @@ export interface AppDeps {
   apiKeys: ApiKeyStore;
   llms: LlmStore;
   executions: ExecutionStore;
+  embeddingModels: EmbeddingModelStore;
+  textSplitters: TextSplitterStore;
+  pipelines: PipelineStore;
+  documents: DocumentStore;
+  fragments: FragmentStore;
+  ingestion: IngestionProfile;
+  documentBodyLimitBytes: number;
   metrics: ApiMetrics;
   failureLimiter: RateLimiterAbstract;
   failureLimit: number;
@@ -56,9 +72,18 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(systemRoutes(routes, deps));
   app.use(codecRoutes(deps));
   app.use(authenticate(deps));
+  // Documents carry up to 10 MB of content: their own body limit (SPEC §5, §18).
+  app.use(
+    ['/pipelines/:id/documents', '/pipelines/:id/documents\\:batch'],
+    express.json({ limit: deps.documentBodyLimitBytes, strict: true }),
+  );
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));
   app.use(apiKeyRoutes(routes, deps));
   app.use(llmRoutes(routes, deps));
+  app.use(embeddingModelRoutes(routes, deps));
+  app.use(textSplitterRoutes(routes, deps));
+  app.use(pipelineRoutes(routes, deps));
+  app.use(documentRoutes(routes, deps));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return { app, routes };

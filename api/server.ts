@@ -23,6 +23,7 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
     metrics: createApiMetrics(),
     failureLimit: config.authFailureLimit,
     bodyLimitBytes: config.bodyLimitBytes,
+    documentBodyLimitBytes: config.documentBodyLimitBytes,
     taskQueue: config.taskQueue,
     codecCorsOrigins: config.codecCorsOrigins,
     readiness: {

@@ -4,13 +4,17 @@ import knex from 'knex';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import * as foundation from './migrations/001-foundation';
+import * as knowledge from './migrations/002-knowledge';
 
 export type { Knex };
 
 // int8 (counts) as numbers; they stay far below 2^53 here.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-const migrations: Record<string, Knex.Migration> = { '001-foundation': foundation };
+const migrations: Record<string, Knex.Migration> = {
+  '001-foundation': foundation,
+  '002-knowledge': knowledge,
+};
 
 const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(migrations),

@@ -1,10 +1,10 @@
 // Configuration is read from the environment once, by a composition root, and every problem is
 // reported at once. Every timeout and retry policy lives here so tests can shorten them.
 
-import type { LlmProfile, RetryProfile } from '../workflows/contracts';
+import type { IngestionProfile, LlmProfile, RetryProfile } from '../workflows/contracts';
 import { isUuid } from './ids';
 
-export type { LlmProfile, RetryProfile };
+export type { IngestionProfile, LlmProfile, RetryProfile };
 
 export interface Config {
   port: number;
@@ -26,11 +26,15 @@ export interface Config {
   workerMetricsPort: number;
   contentRetentionSeconds: number;
   bodyLimitBytes: number;
+  documentBodyLimitBytes: number;
   logLevel: string;
   workflowBundlePath: string | undefined;
   llm: LlmProfile;
   /** Short bookkeeping activities (execution records, error publication). */
   bookkeeping: RetryProfile;
+  ingestion: IngestionProfile;
+  /** HNSW `ef_search` for vector searches (SR-5). */
+  efSearch: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -116,6 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerMetricsPort: r.int('AGENTRY_WORKER_METRICS_PORT', 9464, 0, 65535),
     contentRetentionSeconds: r.int('AGENTRY_CONTENT_RETENTION', 3600, 1),
     bodyLimitBytes: r.int('AGENTRY_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    documentBodyLimitBytes: r.int('AGENTRY_DOCUMENT_BODY_LIMIT_BYTES', 12 * 1024 * 1024, 1024),
     logLevel: r.str('AGENTRY_LOG_LEVEL') ?? 'info',
     workflowBundlePath: r.str('AGENTRY_WORKFLOW_BUNDLE'),
     llm: {
@@ -126,6 +131,17 @@ export function loadConfig(env: Env = process.env): Config {
       initialIntervalMs: r.int('AGENTRY_LLM_RETRY_INITIAL_MS', 1000, 1),
       backoffCoefficient: r.num('AGENTRY_LLM_RETRY_BACKOFF', 2, 1),
       maximumIntervalMs: r.int('AGENTRY_LLM_RETRY_MAX_INTERVAL_MS', 30_000, 1),
+    },
+    efSearch: r.int('AGENTRY_HNSW_EF_SEARCH', 100, 1, 1000),
+    ingestion: {
+      startToCloseMs: r.int('AGENTRY_INGESTION_START_TO_CLOSE_MS', 60_000, 1),
+      heartbeatTimeoutMs: r.int('AGENTRY_INGESTION_HEARTBEAT_TIMEOUT_MS', 20_000, 1),
+      maximumAttempts: r.int('AGENTRY_INGESTION_MAX_ATTEMPTS', 10, 1),
+      initialIntervalMs: r.int('AGENTRY_INGESTION_RETRY_INITIAL_MS', 1000, 1),
+      backoffCoefficient: 2,
+      maximumIntervalMs: r.int('AGENTRY_INGESTION_RETRY_MAX_INTERVAL_MS', 30_000, 1),
+      batchSize: r.int('AGENTRY_INGESTION_BATCH_SIZE', 256, 1, 10_000),
+      parallelism: r.int('AGENTRY_INGESTION_PARALLELISM', 2, 1, 32),
     },
     bookkeeping: {
       startToCloseMs: r.int('AGENTRY_BOOKKEEPING_START_TO_CLOSE_MS', 10_000, 1),

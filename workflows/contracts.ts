@@ -84,7 +84,12 @@ export const FailureType = {
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 
 /** Failure types that must not be retried. */
-export const NON_RETRYABLE: readonly string[] = [FailureType.LlmRejected, FailureType.NotFound];
+export const NON_RETRYABLE: readonly string[] = [
+  FailureType.LlmRejected,
+  FailureType.NotFound,
+  'Embedding.Rejected',
+  'Ingestion.DocumentGone',
+];
 
 /**
  * The single failure → HTTP status table for executions (EX-7, LLM-3): a model that still
@@ -102,3 +107,25 @@ export interface UpstreamFailureDetails {
   upstreamStatus?: number;
   message: string;
 }
+
+/** Retry and batching policy of document ingestion (DESIGN §3: embed batches 60 s, 10 attempts). */
+export interface IngestionProfile extends RetryProfile {
+  heartbeatTimeoutMs: number;
+  /** Fragments per embedding activity. */
+  batchSize: number;
+  /** Embedding activities running at once for one document. */
+  parallelism: number;
+}
+
+export interface DocumentIngestionInput {
+  documentVersionId: string;
+  profile: IngestionProfile;
+}
+
+export const ingestionWorkflowId = (documentVersionId: string): string => `ingestion-${documentVersionId}`;
+
+export const IngestionFailure = {
+  EmbeddingUnavailable: 'Embedding.Unavailable',
+  EmbeddingRejected: 'Embedding.Rejected',
+  DocumentGone: 'Ingestion.DocumentGone',
+} as const;

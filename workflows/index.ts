@@ -1,2 +1,3 @@
 // The workflows the worker registers (bundled by the Temporal SDK's webpack).
+export { documentIngestion } from './document-ingestion';
 export { llmQuery } from './llm-query';

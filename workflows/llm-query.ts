@@ -3,37 +3,22 @@
 // non-cancellable scope, then fails, so the API and re-attaching readers see the same end.
 import { CancellationScope, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import {
-  NON_RETRYABLE,
-  type ExecutionProfiles,
-  type ExecutionResult,
-  type LlmQueryInput,
-  type RetryProfile,
-} from './contracts';
+import { type ExecutionProfiles, type ExecutionResult, type LlmQueryInput } from './contracts';
 import { describeFailure } from './describe-failure';
-
-function retry(p: RetryProfile) {
-  return {
-    maximumAttempts: p.maximumAttempts,
-    initialInterval: p.initialIntervalMs,
-    backoffCoefficient: p.backoffCoefficient,
-    maximumInterval: p.maximumIntervalMs,
-    nonRetryableErrorTypes: [...NON_RETRYABLE],
-  };
-}
+import { retryPolicy } from './retry-policy';
 
 export function modelActivities(profiles: ExecutionProfiles) {
   return proxyActivities<Pick<Activities, 'callModel'>>({
     startToCloseTimeout: profiles.llm.startToCloseMs,
     heartbeatTimeout: profiles.llm.heartbeatTimeoutMs,
-    retry: retry(profiles.llm),
+    retry: retryPolicy(profiles.llm),
   });
 }
 
 export function bookkeepingActivities(profiles: ExecutionProfiles) {
   return proxyActivities<Pick<Activities, 'publishError' | 'finishExecution'>>({
     startToCloseTimeout: profiles.bookkeeping.startToCloseMs,
-    retry: retry(profiles.bookkeeping),
+    retry: retryPolicy(profiles.bookkeeping),
   });
 }
 

@@ -1,10 +1,12 @@
-// A scripted fake of the OpenAI Responses API (POST <prefix>/responses, streamed and not), so tests and
-// local runs exercise the real openai SDK against deterministic answers, failures, drops and hangs
-// without a network or an API key. Only node:http, so it also runs standalone (scripts/fake-llm.ts).
+// A scripted fake of the OpenAI Responses API (POST <prefix>/responses, streamed and not) and of the
+// Embeddings API (POST <prefix>/embeddings), so tests and local runs exercise the real openai SDK
+// against deterministic answers, failures, drops and hangs without a network or an API key. Only
+// node:http (and the built-in hash embedder for vectors), so it also runs standalone (scripts/fake-llm.ts).
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { hashEmbedding } from '../../infra/embedders';
 
 export interface FakeBehaviour {
   /** Answer text; default: `Echo: <last user message content>`. */
@@ -28,6 +30,20 @@ export interface FakeBehaviour {
   usage?: { input_tokens: number; output_tokens: number };
 }
 
+/** Scripted behaviour of POST /embeddings for one model. */
+export interface FakeEmbeddingBehaviour {
+  /** Vector dimension answered (default 8; a request's `dimensions` overrides it, as OpenAI does). */
+  size?: number;
+  /** The first `count` requests for this model answer HTTP `status` with an OpenAI error body. */
+  failFirst?: { count: number; status: number; message?: string; retryAfterSeconds?: number };
+  /** Answer vectors of this dimension whatever was asked (a misconfigured model). */
+  wrongSize?: number;
+  /** Wait this long before answering (default 0). */
+  delayMs?: number;
+  /** List `data` in reverse input order (each item keeps its true `index`), as servers may. */
+  reverseOrder?: boolean;
+}
+
 export interface RecordedRequest {
   model: string;
   body: Record<string, unknown>;
@@ -47,6 +63,14 @@ export interface FakeModelServer {
   /** Every parsed request to the responses endpoint, in arrival order. */
   requests: RecordedRequest[];
   requestsFor(model: string): RecordedRequest[];
+  /** Behaviour of POST /embeddings for requests whose body.model === model (over the defaults). */
+  scriptEmbeddings(model: string, behaviour: FakeEmbeddingBehaviour): void;
+  /**
+   * Every parsed request to the embeddings endpoint, in arrival order (kept apart from `requests`, so
+   * a test counting model calls is not disturbed by embedding calls to the same server).
+   */
+  embeddingRequests: RecordedRequest[];
+  embeddingRequestsFor(model: string): RecordedRequest[];
   /** Stop listening and destroy open sockets (hanging requests included). */
   close(): Promise<void>;
 }
@@ -55,6 +79,7 @@ export interface StartFakeModelServerOptions {
   port?: number;
   host?: string;
   defaults?: FakeBehaviour;
+  embeddingDefaults?: FakeEmbeddingBehaviour;
 }
 
 interface Usage {
@@ -162,6 +187,22 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/**
+ * The raw vector the fake answers for `text`: the built-in hash embedding (so similar texts are
+ * close) scaled by a text-dependent factor, so a client that forgets to normalise is caught.
+ */
+export function fakeEmbedding(text: string, size: number): number[] {
+  const scale = 1 + (text.length % 7);
+  return hashEmbedding(text, size).map((value) => value * scale);
+}
+
+/** OpenAI's `encoding_format: 'base64'`: little-endian float32 values, base64-encoded. */
+function base64Floats(values: number[]): string {
+  const buffer = Buffer.alloc(values.length * 4);
+  values.forEach((value, index) => buffer.writeFloatLE(value, index * 4));
+  return buffer.toString('base64');
+}
+
 function formatUrl(host: string, port: number): string {
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   const hostPart = reachable.includes(':') ? `[${reachable}]` : reachable;
@@ -174,6 +215,10 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
   const scripts = new Map<string, FakeBehaviour>();
   const counters = new Map<string, { failed: number; dropped: number }>();
   const requests: RecordedRequest[] = [];
+  const embeddingDefaults: FakeEmbeddingBehaviour = { ...opts.embeddingDefaults };
+  const embeddingScripts = new Map<string, FakeEmbeddingBehaviour>();
+  const embeddingFailures = new Map<string, number>();
+  const embeddingRequests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   let closing = false;
 
@@ -187,8 +232,87 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
     return counter;
   };
 
+  async function handleEmbeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch {
+      sendError(res, 400, 'We could not parse the JSON body of your request.');
+      return;
+    }
+    if (!isRecord(body)) {
+      sendError(res, 400, 'The request body must be a JSON object.');
+      return;
+    }
+    const model = typeof body.model === 'string' ? body.model : '';
+    const recorded: RecordedRequest = { model, body, headers: { ...req.headers }, aborted: false };
+    embeddingRequests.push(recorded);
+    res.on('close', () => {
+      if (!res.writableFinished && !closing) recorded.aborted = true;
+    });
+    if (model === '') {
+      sendError(res, 400, "Missing required parameter: 'model'.", {
+        param: 'model',
+        code: 'missing_required_parameter',
+      });
+      return;
+    }
+    const input = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(input) || input.length === 0 || !input.every((item) => typeof item === 'string')) {
+      sendError(res, 400, "'input' must be a string or a non-empty array of strings.", { param: 'input' });
+      return;
+    }
+    const texts = input as string[];
+    if (texts.some((text) => text === '')) {
+      // As OpenAI does; some other servers accept empty strings.
+      sendError(res, 400, "'$.input' is invalid. Please check the API reference.", { param: 'input' });
+      return;
+    }
+
+    const behaviour: FakeEmbeddingBehaviour = { ...embeddingDefaults, ...embeddingScripts.get(model) };
+    if (behaviour.delayMs) {
+      // Stop waiting when the client goes (timeout, abort) or the server closes: no stray timers.
+      const delayMs = behaviour.delayMs;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        res.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (res.destroyed || res.writableEnded) return;
+    }
+    const failed = embeddingFailures.get(model) ?? 0;
+    if (behaviour.failFirst && failed < behaviour.failFirst.count) {
+      embeddingFailures.set(model, failed + 1);
+      const { status, message, retryAfterSeconds } = behaviour.failFirst;
+      sendError(res, status, message ?? `Scripted failure ${failed + 1} of ${behaviour.failFirst.count}`, {
+        retryAfterSeconds,
+      });
+      return;
+    }
+
+    const asked = typeof body.dimensions === 'number' ? body.dimensions : undefined;
+    const size = behaviour.wrongSize ?? asked ?? behaviour.size ?? 8;
+    const base64 = body.encoding_format === 'base64';
+    const data = texts.map((text, index) => {
+      const embedding = fakeEmbedding(text, size);
+      return { object: 'embedding', index, embedding: base64 ? base64Floats(embedding) : embedding };
+    });
+    if (behaviour.reverseOrder) data.reverse();
+    const tokens = texts.reduce((sum, text) => sum + Math.max(countWords(text), 1), 0);
+    res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': newId('req') });
+    res.end(
+      JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } }),
+    );
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const pathname = new URL(req.url ?? '/', 'http://fake').pathname.replace(/\/+$/, '');
+    if (req.method === 'POST' && (pathname === '/embeddings' || pathname.endsWith('/embeddings'))) {
+      await handleEmbeddings(req, res);
+      return;
+    }
     if (req.method !== 'POST' || !(pathname === '/responses' || pathname.endsWith('/responses'))) {
       req.resume();
       sendError(res, 404, `Invalid URL (${req.method ?? 'GET'} ${req.url ?? '/'})`);
@@ -402,9 +526,19 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
           scripts.clear();
           counters.clear();
           requests.length = 0;
+          embeddingScripts.clear();
+          embeddingFailures.clear();
+          embeddingRequests.length = 0;
         },
         requestsFor(model) {
           return requests.filter((request) => request.model === model);
+        },
+        embeddingRequests,
+        scriptEmbeddings(model, behaviour) {
+          embeddingScripts.set(model, behaviour);
+        },
+        embeddingRequestsFor(model) {
+          return embeddingRequests.filter((request) => request.model === model);
         },
         close() {
           closing = true;

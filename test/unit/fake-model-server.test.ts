@@ -2,7 +2,7 @@
 // streaming and non-streaming answers, scripted failures, dropped streams, hangs and request recording.
 import OpenAI, { APIConnectionError, APIUserAbortError, RateLimitError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { chunkText, startFakeModelServer } from '../fakes/fake-model-server';
+import { chunkText, fakeEmbedding, startFakeModelServer } from '../fakes/fake-model-server';
 import type { FakeModelServer } from '../fakes/fake-model-server';
 
 let server: FakeModelServer;
@@ -264,5 +264,112 @@ describe('fake model server', () => {
     expect(chunkText('Hello world  again ')).toEqual(['Hello', ' world', '  again', ' ']);
     expect(chunkText('abcdefg', 3)).toEqual(['abc', 'def', 'g']);
     expect(chunkText('')).toEqual([]);
+  });
+});
+
+describe('fake model server: embeddings', () => {
+  const norm = (v: number[]): number => Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
+
+  it('answers the OpenAI embeddings wire format with deterministic, scriptable vectors', async () => {
+    const answer = await client.embeddings.create({
+      model: 'e-default',
+      input: ['hello world', 'goodbye'],
+      encoding_format: 'float',
+    });
+    expect(answer).toMatchObject({
+      object: 'list',
+      model: 'e-default',
+      usage: { prompt_tokens: 3, total_tokens: 3 },
+      data: [
+        { object: 'embedding', index: 0 },
+        { object: 'embedding', index: 1 },
+      ],
+    });
+    expect(answer.data.map((item) => item.embedding)).toEqual([
+      fakeEmbedding('hello world', 8),
+      fakeEmbedding('goodbye', 8),
+    ]);
+    // Not unit length, so a client that forgets to normalise is caught; the direction is the hash embedding.
+    expect(norm(answer.data[0]!.embedding)).toBeCloseTo(1 + ('hello world'.length % 7), 10);
+    expect(norm(fakeEmbedding('hello world', 8))).not.toBeCloseTo(1, 3);
+
+    server.scriptEmbeddings('e-big', { size: 32 });
+    const single = await client.embeddings.create({ model: 'e-big', input: 'one', encoding_format: 'float' });
+    expect(single.data).toHaveLength(1);
+    expect(single.data[0]!.embedding).toHaveLength(32);
+    const asked = await client.embeddings.create({
+      model: 'e-big',
+      input: 'one',
+      dimensions: 4,
+      encoding_format: 'float',
+    });
+    expect(asked.data[0]!.embedding).toHaveLength(4);
+  });
+
+  it("speaks base64, the SDK's default encoding", async () => {
+    const answer = await client.embeddings.create({ model: 'e-b64', input: 'hello world' });
+    expect(server.embeddingRequestsFor('e-b64')[0]?.body.encoding_format).toBe('base64');
+    const expected = fakeEmbedding('hello world', 8);
+    answer.data[0]!.embedding.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 5));
+  });
+
+  it('scripts failures, wrong sizes, delays and order per model', async () => {
+    server.scriptEmbeddings('e-fail', {
+      failFirst: { count: 2, status: 429, message: 'slow down', retryAfterSeconds: 3 },
+    });
+    for (let i = 0; i < 2; i++) {
+      const error: unknown = await client.embeddings
+        .create({ model: 'e-fail', input: 'x', encoding_format: 'float' })
+        .catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(RateLimitError);
+      expect((error as RateLimitError).headers?.get('retry-after')).toBe('3');
+      expect((error as RateLimitError).message).toContain('slow down');
+    }
+    await expect(
+      client.embeddings.create({ model: 'e-fail', input: 'x', encoding_format: 'float' }),
+    ).resolves.toMatchObject({ data: [{ index: 0 }] });
+
+    server.scriptEmbeddings('e-wrong', { size: 8, wrongSize: 3 });
+    const wrong = await client.embeddings.create({ model: 'e-wrong', input: 'x', encoding_format: 'float' });
+    expect(wrong.data[0]!.embedding).toHaveLength(3);
+
+    server.scriptEmbeddings('e-reverse', { reverseOrder: true, delayMs: 50 });
+    const started = Date.now();
+    const reversed = await client.embeddings.create({
+      model: 'e-reverse',
+      input: ['a', 'b', 'c'],
+      encoding_format: 'float',
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    expect(reversed.data.map((item) => item.index)).toEqual([2, 1, 0]);
+    expect(reversed.data[0]!.embedding).toEqual(fakeEmbedding('c', 8));
+  });
+
+  it('rejects requests OpenAI rejects: no model, no input, an empty string', async () => {
+    const post = (body: unknown): Promise<Response> =>
+      fetch(`${server.url}/embeddings`, { method: 'POST', body: JSON.stringify(body) });
+    expect((await post({ input: 'x' })).status).toBe(400);
+    expect((await post({ model: 'e' })).status).toBe(400);
+    expect((await post({ model: 'e', input: [] })).status).toBe(400);
+    expect((await post({ model: 'e', input: ['ok', ''] })).status).toBe(400);
+    expect((await post({ model: 'e', input: [1, 2] })).status).toBe(400);
+  });
+
+  it('records embedding requests apart from model requests; reset clears scripts and records', async () => {
+    server.scriptEmbeddings('e-rec', { size: 2 });
+    await client.embeddings.create({ model: 'e-rec', input: 'x', encoding_format: 'float' });
+    await client.responses.create({ model: 'm-rec', input: 'hi' });
+    expect(server.embeddingRequests.map((request) => request.model)).toEqual(['e-rec']);
+    expect(server.embeddingRequestsFor('e-rec')[0]).toMatchObject({
+      body: { model: 'e-rec', input: 'x' },
+      headers: { authorization: 'Bearer x' },
+      aborted: false,
+    });
+    expect(server.requests.map((request) => request.model)).toEqual(['m-rec']);
+
+    server.reset();
+    expect(server.embeddingRequests).toHaveLength(0);
+    const after = await client.embeddings.create({ model: 'e-rec', input: 'x', encoding_format: 'float' });
+    expect(after.data[0]!.embedding).toHaveLength(8);
   });
 });

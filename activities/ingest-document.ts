@@ -1,0 +1,91 @@
+// Document ingestion activities (SPEC §5): split and stage, embed a range of fragments, make the
+// version current, or record its failure. Each may run twice (DOC-3): staging ignores rows that
+// exist, embedding skips fragments that have one, finishing is a no-op once ready.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { DocumentStore } from '../db/document-store';
+import type { EmbeddingModelStore } from '../db/embedding-model-store';
+import type { PipelineStore } from '../db/pipeline-store';
+import type { TextSplitterStore } from '../db/text-splitter-store';
+import { EmbeddingError } from '../infra/embedders';
+import { splitText } from '../infra/text-splitters';
+import { IngestionFailure } from '../workflows/contracts';
+import { embedderFor, type SearchDeps } from './search-fragments';
+
+export interface IngestionDeps extends Pick<SearchDeps, 'embeddingModels'> {
+  documents: DocumentStore;
+  pipelines: PipelineStore;
+  textSplitters: TextSplitterStore;
+  embeddingModels: EmbeddingModelStore;
+}
+
+const gone = (what: string): ApplicationFailure =>
+  ApplicationFailure.create({
+    type: IngestionFailure.DocumentGone,
+    message: `${what} no longer exists`,
+    nonRetryable: true,
+  });
+
+function classify(err: unknown): unknown {
+  if (!(err instanceof EmbeddingError)) return err;
+  const retryable = err.kind === 'retryable' || err.kind === 'unreachable';
+  return ApplicationFailure.create({
+    type: retryable ? IngestionFailure.EmbeddingUnavailable : IngestionFailure.EmbeddingRejected,
+    message: `Embedding server failed: ${err.message}`,
+    nonRetryable: !retryable,
+    ...(err.retryAfterMs ? { nextRetryDelay: err.retryAfterMs } : {}),
+  });
+}
+
+export function createIngestionActivities(deps: IngestionDeps) {
+  return {
+    /** Splits the content and stages the fragments; returns how many there are (no text). */
+    async prepareIngestion(documentVersionId: string): Promise<{ fragmentCount: number }> {
+      const started = await deps.documents.startIngestion(documentVersionId);
+      if (!started) throw gone('The document version');
+      const { version, content } = started;
+      const pipeline = await deps.pipelines.get(version.pipeline_id);
+      const splitter = await deps.textSplitters.get(version.text_splitter_id);
+      if (!pipeline || !splitter) throw gone(pipeline ? 'The text splitter' : 'The pipeline');
+      const chunks = (await splitText(splitter.provider, splitter.parameters, content)).filter((c) =>
+        /[\p{L}\p{N}]/u.test(c),
+      );
+      await deps.documents.stageFragments(
+        version,
+        pipeline.embedding_model_id,
+        chunks.map((text, ordinal) => ({ ordinal, text })),
+      );
+      return { fragmentCount: chunks.length };
+    },
+
+    /** Embeds fragments [from, from + count) that still lack an embedding. */
+    async embedFragments(input: { documentVersionId: string; from: number; count: number }): Promise<void> {
+      const version = await deps.documents.getVersion(input.documentVersionId);
+      const pipeline = version && (await deps.pipelines.get(version.pipeline_id));
+      if (!version || !pipeline) throw gone('The document version');
+      const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
+      if (!model) throw gone('The embedding model');
+      const pending = await deps.documents.unembedded(input.documentVersionId, input.from, input.count);
+      if (pending.length === 0) return;
+      Context.current().heartbeat();
+      try {
+        const vectors = await (await embedderFor(deps, model)).embed(pending.map((p) => p.text));
+        await deps.documents.storeEmbeddings(
+          pipeline.text_search_config,
+          pending.map((p, i) => ({ id: p.id, text: p.text, embedding: vectors[i]! })),
+        );
+      } catch (err) {
+        throw classify(err);
+      }
+    },
+
+    /** DOC-2: makes the version current and expires the previous one in one transaction. */
+    async finishIngestion(documentVersionId: string): Promise<void> {
+      await deps.documents.finishIngestion(documentVersionId);
+    },
+
+    async failIngestion(input: { documentVersionId: string; error: string }): Promise<void> {
+      await deps.documents.failIngestion(input.documentVersionId, input.error);
+    },
+  };
+}

@@ -1,0 +1,337 @@
+// Documents (SPEC §5) and search (SPEC §6) of a pipeline. Adding a document stores its content
+// encrypted, answers 202 and starts a `documentIngestion` workflow that receives ids only.
+import type { Client } from '@temporalio/client';
+import { Router } from 'express';
+import type { EmbeddingModelStore } from '../../db/embedding-model-store';
+import {
+  DOCUMENT_FIELDS,
+  type DocumentStore,
+  type DocumentVersion,
+  type NewDocument,
+} from '../../db/document-store';
+import type { FragmentStore } from '../../db/fragment-store';
+import { missingReference, type Pipeline, type PipelineStore } from '../../db/pipeline-store';
+import type { TextSplitterStore } from '../../db/text-splitter-store';
+import { resolveReader } from '../../domain/classifications';
+import { InvalidInput, NotFound, Unavailable, UpstreamFailed } from '../../domain/errors';
+import { compileFilter, parseFilter } from '../../domain/filters';
+import { parseListQuery } from '../../domain/list-params';
+import { can, type Principal } from '../../domain/permissions';
+import { EmbeddingError } from '../../infra/embedders';
+import { isUuid } from '../../infra/ids';
+import type { Logger } from '../../infra/logger';
+import { searchFragments } from '../../activities/search-fragments';
+import { ingestionWorkflowId, type IngestionProfile } from '../../workflows/contracts';
+import { loadAuthorized } from '../access';
+import { principalOf } from '../auth';
+import { validateMetadata } from '../metadata-schema';
+import type { RouteRegistry } from '../route-registry';
+import { LIST_QUERY, listEnvelopeSchema } from '../schemas/common';
+import {
+  createDocumentBatchSchema,
+  createDocumentSchema,
+  fragmentSchema,
+  searchSchema,
+  type DocumentBatchBody,
+  type DocumentBody,
+  type SearchBody,
+} from '../schemas/knowledge';
+import { SearchAttributes } from '../start-execution';
+
+export interface DocumentRouteDeps {
+  logger: Logger;
+  pipelines: PipelineStore;
+  documents: DocumentStore;
+  fragments: FragmentStore;
+  embeddingModels: EmbeddingModelStore;
+  textSplitters: TextSplitterStore;
+  temporal: Client;
+  taskQueue: string;
+  ingestion: IngestionProfile;
+}
+
+export const presentDocument = (d: DocumentVersion) => ({
+  id: d.id,
+  pipeline_id: d.pipeline_id,
+  external_id: d.external_id,
+  classification: d.classification,
+  metadata: d.metadata,
+  version: d.version,
+  expired_at: d.expired_at?.toISOString() ?? null,
+  status: d.status,
+  ...(d.status === 'failed' ? { error: d.error } : {}),
+  created_at: d.created_at.toISOString(),
+});
+
+const documentSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    pipeline_id: { type: 'string' },
+    external_id: { type: ['string', 'null'] },
+    classification: { type: 'string' },
+    metadata: { type: 'object' },
+    version: { type: 'integer' },
+    expired_at: { type: ['string', 'null'] },
+    status: { enum: ['pending', 'processing', 'ready', 'failed'] },
+    error: { type: 'string' },
+    created_at: { type: 'string' },
+  },
+} as const;
+
+/** Checks one document against its pipeline (400 naming the problem) and prepares it. */
+async function prepareDocument(
+  deps: DocumentRouteDeps,
+  principal: Principal,
+  pipeline: Pipeline,
+  body: DocumentBody,
+  path: string,
+): Promise<NewDocument> {
+  if (!(body.classification in pipeline.closure)) {
+    throw new InvalidInput(`${path}classification: unknown classification level: ${body.classification}`);
+  }
+  const metadata = body.metadata ?? {};
+  if (pipeline.metadata_schema)
+    validateMetadata(
+      `${pipeline.id}:${pipeline.updated_at.getTime()}`,
+      pipeline.metadata_schema,
+      metadata,
+      `${path}metadata`,
+    );
+  let textSplitterId = pipeline.text_splitter_id;
+  if (body.text_splitter_id !== undefined) {
+    const splitter = isUuid(body.text_splitter_id)
+      ? await deps.textSplitters.get(body.text_splitter_id.toLowerCase())
+      : null;
+    if (!splitter || !can(principal, 'read', 'text_splitters', splitter))
+      throw missingReference(`${path}text_splitter_id`, body.text_splitter_id);
+    textSplitterId = splitter.id;
+  }
+  return {
+    pipelineId: pipeline.id,
+    externalId: body.external_id ?? null,
+    classification: body.classification,
+    metadata,
+    content: body.content,
+    textSplitterId,
+  };
+}
+
+export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): Router {
+  const router = Router();
+  const pipelineFor = (id: unknown, principal: Principal, action: 'read' | 'write' | 'execute') =>
+    loadAuthorized(principal, action, 'pipelines', 'Pipeline', id, (pid) => deps.pipelines.get(pid));
+  const documentFor = async (pipeline: Pipeline, id: unknown): Promise<DocumentVersion> => {
+    const doc =
+      typeof id === 'string' && isUuid(id) ? await deps.documents.get(pipeline.id, id.toLowerCase()) : null;
+    if (!doc) throw new NotFound(`Document with id ${String(id)} not found`);
+    return doc;
+  };
+
+  const ingest = async (versions: DocumentVersion[]): Promise<void> => {
+    for (const version of versions) {
+      try {
+        await deps.temporal.workflow.start('documentIngestion', {
+          taskQueue: deps.taskQueue,
+          workflowId: ingestionWorkflowId(version.versionId),
+          args: [{ documentVersionId: version.versionId, profile: deps.ingestion }],
+          typedSearchAttributes: [{ key: SearchAttributes.PipelineId, value: version.pipeline_id }],
+        });
+      } catch (err) {
+        deps.logger.error(
+          { err: (err as Error).message, documentVersionId: version.versionId },
+          'could not start ingestion',
+        );
+        await deps.documents
+          .failIngestion(version.versionId, 'Ingestion could not start: Temporal unavailable')
+          .catch(() => undefined);
+        throw new Unavailable('Could not start the ingestion: Temporal is unavailable');
+      }
+    }
+  };
+
+  routes.add<DocumentBody>(
+    router,
+    {
+      method: 'post',
+      path: '/pipelines/:id/documents',
+      summary:
+        'Add a document (or a new version of one with the same external_id); ingestion runs asynchronously',
+      tag: 'Documents',
+      permission: 'write:pipelines',
+      body: createDocumentSchema,
+      success: { status: 202, description: 'The document, status pending', schema: documentSchema },
+      errors: [400, 401, 403, 404, 413, 503],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      const pipeline = await pipelineFor(req.params.id, principal, 'write');
+      const prepared = await prepareDocument(deps, principal, pipeline, req.body, '');
+      const [version] = await deps.documents.createVersions([prepared]);
+      await ingest([version!]);
+      res.status(202).json(presentDocument(version!));
+    },
+  );
+
+  routes.add<DocumentBatchBody>(
+    router,
+    {
+      method: 'post',
+      path: '/pipelines/:id/documents\\:batch',
+      summary: 'Add up to 1000 documents in one request',
+      tag: 'Documents',
+      permission: 'write:pipelines',
+      body: createDocumentBatchSchema,
+      success: {
+        status: 202,
+        description: '{data: [document...]}',
+        schema: { type: 'object', properties: { data: { type: 'array', items: documentSchema } } },
+      },
+      errors: [400, 401, 403, 404, 413, 503],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      const pipeline = await pipelineFor(req.params.id, principal, 'write');
+      const prepared: NewDocument[] = [];
+      for (const [i, body] of req.body.documents.entries())
+        prepared.push(await prepareDocument(deps, principal, pipeline, body, `documents[${i}].`));
+      const versions = await deps.documents.createVersions(prepared);
+      await ingest(versions);
+      res.status(202).json({ data: versions.map(presentDocument) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/pipelines/:id/documents',
+      summary: 'List documents (their latest versions)',
+      tag: 'Documents',
+      permission: 'read:pipelines',
+      query: LIST_QUERY,
+      success: { status: 200, description: 'List envelope', schema: listEnvelopeSchema(documentSchema) },
+      errors: [400, 401, 404],
+    },
+    async (req, res) => {
+      const pipeline = await pipelineFor(req.params.id, principalOf(req), 'read');
+      const page = await deps.documents.list(pipeline.id, parseListQuery(req.query, DOCUMENT_FIELDS));
+      res.json({ ...page, data: page.data.map(presentDocument) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/pipelines/:id/documents/:docId',
+      summary: 'Get a document (its latest version)',
+      tag: 'Documents',
+      permission: 'read:pipelines',
+      success: { status: 200, description: 'The document', schema: documentSchema },
+      errors: [401, 404],
+    },
+    async (req, res) => {
+      const pipeline = await pipelineFor(req.params.id, principalOf(req), 'read');
+      res.json(presentDocument(await documentFor(pipeline, req.params.docId)));
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/pipelines/:id/documents/:docId/versions',
+      summary: 'Every version of a document, oldest first',
+      tag: 'Documents',
+      permission: 'read:pipelines',
+      success: { status: 200, description: '{data: [document...]}' },
+      errors: [401, 404],
+    },
+    async (req, res) => {
+      const pipeline = await pipelineFor(req.params.id, principalOf(req), 'read');
+      const doc = await documentFor(pipeline, req.params.docId);
+      res.json({ data: (await deps.documents.versions(pipeline.id, doc.id)).map(presentDocument) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/pipelines/:id/documents/:docId/fragments',
+      summary: 'Fragments of the current version, in order',
+      tag: 'Documents',
+      permission: 'read:pipelines',
+      success: { status: 200, description: '{data: [fragment...]}' },
+      errors: [401, 404],
+    },
+    async (req, res) => {
+      const pipeline = await pipelineFor(req.params.id, principalOf(req), 'read');
+      const doc = await documentFor(pipeline, req.params.docId);
+      res.json({ data: await deps.documents.fragments(pipeline.id, doc.id) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'delete',
+      path: '/pipelines/:id/documents/:docId',
+      summary: 'Delete a document: expires its current version and fragments',
+      tag: 'Documents',
+      permission: 'write:pipelines',
+      success: { status: 204, description: 'Deleted' },
+      errors: [401, 403, 404],
+    },
+    async (req, res) => {
+      const pipeline = await pipelineFor(req.params.id, principalOf(req), 'write');
+      const doc = await documentFor(pipeline, req.params.docId);
+      await deps.documents.expire(pipeline.id, doc.id);
+      res.status(204).end();
+    },
+  );
+
+  routes.add<SearchBody>(
+    router,
+    {
+      method: 'post',
+      path: '/pipelines/:id/search',
+      summary: 'Search current fragments: similarity (default), mmr, full_text or hybrid',
+      tag: 'Search',
+      permission: 'execute:pipelines',
+      body: searchSchema,
+      success: {
+        status: 200,
+        description: '{data: [fragment...]}',
+        schema: { type: 'object', properties: { data: { type: 'array', items: fragmentSchema } } },
+      },
+      errors: [400, 401, 403, 404, 502],
+    },
+    async (req, res) => {
+      const pipeline = await pipelineFor(req.params.id, principalOf(req), 'execute');
+      const body = req.body;
+      const classifications = resolveReader(body.classification, pipeline.closure);
+      const filter = body.filters ? compileFilter(parseFilter(body.filters), 'f.metadata') : null;
+      const model = (await deps.embeddingModels.get(pipeline.embedding_model_id))!;
+      try {
+        const data = await searchFragments(deps, pipeline, model, {
+          query: body.query,
+          classifications,
+          filter,
+          searchType: body.search_type ?? 'similarity',
+          k: body.k ?? 5,
+          fetchK: body.fetch_k ?? 10,
+          lambdaMult: body.lambda_mult ?? 0.5,
+          threshold: body.threshold ?? null,
+        });
+        res.json({ data });
+      } catch (err) {
+        if (err instanceof EmbeddingError)
+          throw new UpstreamFailed(`Embedding server failed: ${err.message}`);
+        throw err;
+      }
+    },
+  );
+  return router;
+}

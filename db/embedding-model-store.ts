@@ -1,0 +1,157 @@
+// Embedding models (SPEC §3). Creating one also creates its partial HNSW expression index over
+// `embedding::vector(size)` (SR-5), in the same transaction; deleting drops it.
+import type { Knex } from 'knex';
+import { Conflict } from '../domain/errors';
+import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
+import type { Principal } from '../domain/permissions';
+import type { KeyRing } from '../infra/crypto';
+import { isUuid } from '../infra/ids';
+import { listReadable } from './list-query';
+import { uniqueName } from './sql-helpers';
+
+export interface EmbeddingModel {
+  id: string;
+  name: string;
+  description: string | null;
+  provider: 'hash' | 'openai';
+  /** Provider parameters without the api key. */
+  parameters: Record<string, unknown>;
+  hasApiKey: boolean;
+  size: number;
+  ownerKeyId: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface Row extends Record<string, unknown> {
+  id: string;
+  name: string;
+  description: string | null;
+  provider: 'hash' | 'openai';
+  parameters: Record<string, unknown>;
+  has_api_key: boolean;
+  size: number;
+  owner_key_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const EMBEDDING_MODEL_FIELDS: ListFields = {
+  id: 'uuid',
+  name: 'string',
+  description: 'string',
+  provider: 'string',
+  size: 'number',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+};
+
+const SELECT = [
+  'id',
+  'name',
+  'description',
+  'provider',
+  'parameters',
+  'size',
+  'owner_key_id',
+  'created_at',
+  'updated_at',
+  'api_key_cipher IS NOT NULL AS has_api_key',
+];
+
+const toModel = (r: Row): EmbeddingModel => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  provider: r.provider,
+  parameters: r.parameters,
+  hasApiKey: r.has_api_key,
+  size: r.size,
+  ownerKeyId: r.owner_key_id,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+/** The index of one model's vectors; the id is a server-generated UUID, checked before use. */
+export function hnswIndexName(modelId: string): string {
+  if (!isUuid(modelId)) throw new Error('invalid embedding model id');
+  return `fragments_hnsw_${modelId.replace(/-/g, '')}`;
+}
+
+export class EmbeddingModelStore {
+  constructor(
+    private readonly db: Knex,
+    private readonly keyring: KeyRing,
+  ) {}
+
+  private select(db: Knex | Knex.Transaction = this.db) {
+    return db('embedding_models').select(SELECT.map((c) => (c.includes(' ') ? this.db.raw(c) : c)));
+  }
+
+  async get(id: string): Promise<EmbeddingModel | null> {
+    const row = (await this.select().where({ id }).first()) as Row | undefined;
+    return row ? toModel(row) : null;
+  }
+
+  /** The provider's api key, decrypted (activities and synchronous search only). */
+  async apiKey(id: string): Promise<string | undefined> {
+    const row = await this.db('embedding_models').where({ id }).first('api_key_cipher');
+    return row?.api_key_cipher
+      ? this.keyring.decrypt('embedding-api-key', row.api_key_cipher as Buffer).toString('utf8')
+      : undefined;
+  }
+
+  async create(
+    model: Omit<EmbeddingModel, 'created_at' | 'updated_at' | 'hasApiKey'> & { apiKey?: string },
+  ): Promise<EmbeddingModel> {
+    const now = new Date();
+    await uniqueName('Embedding model', model.name, () =>
+      this.db.transaction(async (trx) => {
+        await trx('embedding_models').insert({
+          id: model.id,
+          name: model.name,
+          description: model.description,
+          provider: model.provider,
+          parameters: JSON.stringify(model.parameters),
+          api_key_cipher: model.apiKey ? this.keyring.encrypt('embedding-api-key', model.apiKey) : null,
+          size: model.size,
+          owner_key_id: model.ownerKeyId,
+          created_at: now,
+          updated_at: now,
+        });
+        // DDL cannot take bind parameters; the id and size are validated server values.
+        const size = Math.trunc(model.size);
+        await trx.raw(
+          `CREATE INDEX ${hnswIndexName(model.id)} ON fragments USING hnsw ((embedding::vector(${size})) vector_cosine_ops) WHERE embedding_model_id = '${model.id}'`,
+        );
+      }),
+    );
+    return (await this.get(model.id))!;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const used = await trx('pipelines').where({ embedding_model_id: id }).first('name');
+      if (used) throw new Conflict(`Embedding model is used by pipeline ${used.name as string}`);
+      await trx.raw(`DROP INDEX IF EXISTS ${hnswIndexName(id)}`);
+      await trx('fragments').where({ embedding_model_id: id }).delete();
+      await trx('embedding_models').where({ id }).delete();
+    });
+  }
+
+  list(principal: Principal, req: ListRequest): Promise<ListPage<EmbeddingModel>> {
+    return listReadable<Row, EmbeddingModel>(
+      this.db,
+      {
+        table: 'embedding_models',
+        type: 'embedding_models',
+        select: SELECT.map((c) => (c.includes(' ') ? this.db.raw(c) : c)) as unknown as string[],
+        fields: EMBEDDING_MODEL_FIELDS,
+        toItem: toModel,
+        nullableText: ['description'],
+      },
+      principal,
+      req,
+    );
+  }
+}

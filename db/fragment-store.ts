@@ -1,0 +1,94 @@
+// Vector and full-text search over current fragments (SPEC §6). The reader's classifications
+// and the metadata filter are predicates of the same statement as the search (CL-3), and the
+// vector search uses the embedding model's partial HNSW index: same cast, same predicate (SR-5),
+// with iterative index scans so filtered searches still find k rows.
+import type { Knex } from 'knex';
+import { fromSql } from 'pgvector';
+import type { DocumentStore, FragmentRecord } from './document-store';
+import { FRAGMENT_COLUMNS } from './document-store';
+
+export interface SearchScope {
+  pipelineId: string;
+  embeddingModelId: string;
+  /** Vector dimension of the model: the cast that matches its index. */
+  size: number;
+  /** Allowed classification levels (already resolved; empty = no access). */
+  classifications: string[];
+  /** Compiled metadata filter over `f.metadata`, or null. */
+  filter: { sql: string; bindings: unknown[] } | null;
+}
+
+export interface VectorHit extends FragmentRecord {
+  distance: number;
+  embedding?: number[];
+}
+
+export interface TextHit extends FragmentRecord {
+  rank: number;
+}
+
+const qualified = FRAGMENT_COLUMNS.map((c) => `f.${c}`);
+
+export class FragmentStore {
+  constructor(
+    private readonly db: Knex,
+    private readonly documents: DocumentStore,
+    private readonly efSearch: number,
+  ) {}
+
+  private scoped(qb: Knex.QueryBuilder, scope: SearchScope): Knex.QueryBuilder {
+    qb.where('f.pipeline_id', scope.pipelineId)
+      .where('f.embedding_model_id', scope.embeddingModelId)
+      .where('f.current', true)
+      .whereNull('f.expired_at')
+      .whereIn('f.classification', scope.classifications);
+    if (scope.filter) qb.whereRaw(scope.filter.sql, scope.filter.bindings as Knex.RawBinding[]);
+    return qb;
+  }
+
+  /** The `limit` nearest current fragments by cosine distance, nearest first. */
+  async nearest(
+    scope: SearchScope,
+    vector: number[],
+    limit: number,
+    withEmbeddings = false,
+  ): Promise<VectorHit[]> {
+    if (scope.classifications.length === 0 || limit === 0) return [];
+    const size = Math.trunc(scope.size);
+    const literal = `[${vector.join(',')}]`;
+    const rows = await this.db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL hnsw.iterative_scan = relaxed_order');
+      await trx.raw(`SET LOCAL hnsw.ef_search = ${Math.trunc(this.efSearch)}`);
+      const distance = `(f.embedding::vector(${size})) <=> ?::vector(${size})`;
+      const qb = trx('fragments as f').select([...qualified, trx.raw(`${distance} AS distance`, [literal])]);
+      if (withEmbeddings) qb.select(trx.raw('f.embedding::text AS embedding_text'));
+      this.scoped(qb, scope).orderByRaw(distance, [literal]).limit(limit);
+      return qb;
+    });
+    // relaxed_order may return rows slightly out of order: sort exactly.
+    return (rows as Record<string, unknown>[])
+      .map((r) => ({
+        ...this.documents.toFragment(r),
+        distance: Number(r.distance),
+        ...(withEmbeddings ? { embedding: fromSql(r.embedding_text as string) as number[] } : {}),
+      }))
+      .sort((a, b) => a.distance - b.distance);
+  }
+
+  /** SR-1 full_text: `websearch_to_tsquery` over the pipeline's config, ranked by `ts_rank_cd`. */
+  async fullText(scope: SearchScope, config: string, query: string, limit: number): Promise<TextHit[]> {
+    if (scope.classifications.length === 0 || limit === 0) return [];
+    const tsquery = 'websearch_to_tsquery(?::regconfig, ?)';
+    const qb = this.db('fragments as f').select([
+      ...qualified,
+      this.db.raw(`ts_rank_cd(f.tsv, ${tsquery}) AS rank`, [config, query]),
+    ]);
+    this.scoped(qb, scope)
+      .whereRaw(`f.tsv @@ ${tsquery}`, [config, query])
+      .orderBy('rank', 'desc')
+      .orderBy('f.id')
+      .limit(limit);
+    const rows = (await qb) as Record<string, unknown>[];
+    return rows.map((r) => ({ ...this.documents.toFragment(r), rank: Number(r.rank) }));
+  }
+}

@@ -1,0 +1,391 @@
+// SPEC §3–§6 through the API with a real worker: embedding models, text splitters, pipelines
+// (CL-1, MD-1), durable ingestion (DOC-1..3) and search (SR-1..4, CL-2/CL-3).
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { startStack, type Stack } from '../helpers/stack';
+
+let stack: Stack;
+let fake: FakeModelServer;
+let modelId: string;
+let splitterId: string;
+
+const HIERARCHY = [
+  { name: 'internal', includes: ['public'] },
+  { name: 'public' },
+  { name: 'hr', includes: ['public'] },
+];
+
+async function waitForStatus(
+  pipelineId: string,
+  documentId: string,
+  statuses: string[],
+  timeoutMs = 30_000,
+): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await stack.api.get(`/pipelines/${pipelineId}/documents/${documentId}`);
+    if (statuses.includes(res.body.status)) return res.body;
+    if (Date.now() > deadline) throw new Error(`document stuck in ${res.body.status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function createPipeline(name: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await stack.api.post('/pipelines', {
+    name,
+    embedding_model_id: modelId,
+    text_splitter_id: splitterId,
+    classifications: HIERARCHY,
+    ...extra,
+  });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+}
+
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+  stack = await startStack();
+  const model = await stack.api.post('/embedding_models', { name: 'hash-64', provider: 'hash', size: 64 });
+  expect(model.status).toBe(201);
+  modelId = model.body.id;
+  const splitter = await stack.api.post('/text_splitters', {
+    name: 'small-chunks',
+    provider: 'recursive_character',
+    parameters: { chunk_size: 60, chunk_overlap: 0 },
+  });
+  expect(splitter.status).toBe(201);
+  splitterId = splitter.body.id;
+});
+
+afterAll(async () => {
+  if (process.env.DEBUG_LOGS) console.log(stack.logs.filter((l) => l.includes('"level":50')).join(''));
+  await stack?.stop();
+  await fake?.close();
+});
+
+describe('§3 embedding models and text splitters', () => {
+  it('§3: providers are listed and defaults are materialised', async () => {
+    expect((await stack.api.get('/embedding_providers')).body.data.map((p: any) => p.id)).toEqual([
+      'hash',
+      'openai',
+    ]);
+    expect((await stack.api.get('/text_splitter_providers')).body.data.map((p: any) => p.id)).toEqual([
+      'recursive_character',
+      'character',
+    ]);
+    const splitter = await stack.api.post('/text_splitters', {
+      name: 'defaults',
+      provider: 'recursive_character',
+    });
+    expect(splitter.body.parameters).toEqual({ chunk_size: 1000, chunk_overlap: 200 });
+  });
+
+  it('§3: size outside 1–2000, a bad overlap or unknown provider parameters → 400, nothing stored', async () => {
+    for (const body of [
+      { name: 'too-big', provider: 'hash', size: 2001 },
+      { name: 'zero', provider: 'hash', size: 0 },
+      { name: 'params', provider: 'hash', size: 8, parameters: { foo: 1 } },
+      { name: 'no-endpoint', provider: 'openai', size: 8, parameters: { model: 'm', api_key: 'k' } },
+    ]) {
+      expect((await stack.api.post('/embedding_models', body)).status).toBe(400);
+    }
+    const overlap = await stack.api.post('/text_splitters', {
+      name: 'bad',
+      provider: 'character',
+      parameters: { chunk_size: 10, chunk_overlap: 10 },
+    });
+    expect(overlap.status).toBe(400);
+    expect(overlap.body.detail).toContain('chunk_overlap');
+    expect((await stack.api.get('/embedding_models')).body.data.map((m: any) => m.name)).toEqual(['hash-64']);
+  });
+
+  it('§3: an openai model keeps its api_key encrypted and never returns it; an in-use model cannot be deleted (409)', async () => {
+    const res = await stack.api.post('/embedding_models', {
+      name: 'remote',
+      provider: 'openai',
+      size: 8,
+      parameters: { endpoint: fake.url, model: 'embed-small', api_key: 'sk-embed-secret' },
+    });
+    expect(res.status).toBe(201);
+    expect(JSON.stringify(res.body)).not.toContain('sk-embed-secret');
+    expect(res.body.parameters).toEqual({
+      endpoint: fake.url,
+      model: 'embed-small',
+      batch_size: 64,
+      has_api_key: true,
+    });
+    await createPipeline('uses-hash');
+    const busy = await stack.api.delete(`/embedding_models/${modelId}`);
+    expect(busy.status).toBe(409);
+    expect((await stack.api.delete(`/embedding_models/${res.body.id}`)).status).toBe(204);
+  });
+});
+
+describe('§4 pipelines', () => {
+  it('CL-1: a cycle or an undeclared include → 400; MD-1: $-keywords → 400', async () => {
+    const cycle = await stack.api.post('/pipelines', {
+      name: 'cyclic',
+      embedding_model_id: modelId,
+      text_splitter_id: splitterId,
+      classifications: [
+        { name: 'a', includes: ['b'] },
+        { name: 'b', includes: ['a'] },
+      ],
+    });
+    expect(cycle.status).toBe(400);
+    expect(cycle.body.detail).toContain('cycle');
+    const unknown = await stack.api.post('/pipelines', {
+      name: 'unknown-include',
+      embedding_model_id: modelId,
+      text_splitter_id: splitterId,
+      classifications: [{ name: 'a', includes: ['ghost'] }],
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.detail).toContain('ghost');
+    const dollar = await stack.api.post('/pipelines', {
+      name: 'dollar',
+      embedding_model_id: modelId,
+      text_splitter_id: splitterId,
+      classifications: [{ name: 'a' }],
+      metadata_schema: { type: 'object', properties: { x: { $ref: '#/definitions/y' } } },
+    });
+    expect(dollar.status).toBe(400);
+    expect(dollar.body.detail).toContain('$ref');
+    const missing = await stack.api.post('/pipelines', {
+      name: 'missing-model',
+      embedding_model_id: '01890a5d-ac96-774b-bcce-b302099a8057',
+      text_splitter_id: splitterId,
+      classifications: [{ name: 'a' }],
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body.detail).toContain('embedding_model_id');
+  });
+});
+
+describe('§5 documents and §6 search', () => {
+  let pipelineId: string;
+
+  beforeAll(async () => {
+    pipelineId = await createPipeline('handbook', {
+      metadata_schema: { type: 'object', properties: { year: { type: 'integer' } }, required: ['year'] },
+    });
+  });
+
+  it('DOC-1: POST answers 202 pending, ingestion makes it ready with fragments; text is encrypted at rest', async () => {
+    const content =
+      'Holidays are planned in spring.\n\nThe cafeteria opens at eight.\n\nSalaries are paid monthly.';
+    const res = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+      content,
+      classification: 'public',
+      metadata: { year: 2024, team: 'people' },
+      external_id: 'handbook-1',
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({
+      status: 'pending',
+      expired_at: null,
+      external_id: 'handbook-1',
+      classification: 'public',
+    });
+    expect(typeof res.body.version).toBe('number');
+    const ready = await waitForStatus(pipelineId, res.body.id, ['ready', 'failed']);
+    expect(ready.status).toBe('ready');
+    const fragments = (await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}/fragments`))
+      .body.data;
+    expect(fragments.map((f: any) => f.page_content).join(' ')).toContain('cafeteria');
+    const raw = await stack.rt.db('fragments').select('text_cipher');
+    expect(raw.every((r: any) => !Buffer.from(r.text_cipher).toString('latin1').includes('cafeteria'))).toBe(
+      true,
+    );
+  });
+
+  it('SR-3/CL-2/CL-3: similarity search returns the closest current fragments the reader may see', async () => {
+    const secret = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+      content: 'Salary bands for engineers are confidential.',
+      classification: 'hr',
+      metadata: { year: 2025 },
+    });
+    await waitForStatus(pipelineId, secret.body.id, ['ready']);
+    const asPublic = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'salary bands',
+      classification: 'public',
+      k: 10,
+    });
+    expect(asPublic.status).toBe(200);
+    expect(asPublic.body.data.every((f: any) => f.classification === 'public')).toBe(true);
+    const asHr = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'salary bands',
+      classification: 'hr',
+      k: 2,
+    });
+    expect(asHr.body.data[0].page_content).toContain('Salary bands');
+    expect(asHr.body.data[0]).toMatchObject({
+      order_id: 0,
+      classification: 'hr',
+      document_id: secret.body.id,
+    });
+    expect(asHr.body.data[0].score).toBeLessThan(asHr.body.data[1].score);
+    const none = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'salary',
+      classification: [],
+    });
+    expect(none.body.data).toEqual([]);
+    const exact = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'salary',
+      classification: { name: 'hr', exact: true },
+      k: 10,
+    });
+    expect(exact.body.data.every((f: any) => f.classification === 'hr')).toBe(true);
+    const unknown = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'x',
+      classification: 'secret',
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.detail).toContain('secret');
+  });
+
+  it('SR-1/FL: filters, threshold, full_text and hybrid', async () => {
+    const filtered = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'salary',
+      classification: ['internal', 'hr'],
+      filters: { year: { $gte: 2025 } },
+      k: 10,
+    });
+    expect(filtered.body.data.length).toBeGreaterThan(0);
+    expect(filtered.body.data.every((f: any) => f.metadata.year >= 2025)).toBe(true);
+    const bad = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'x',
+      classification: 'public',
+      filters: { year: { $near: 1 } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toContain('$near');
+    const strict = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'cafeteria opens',
+      classification: 'public',
+      threshold: 0,
+    });
+    expect(strict.body.data).toEqual([]);
+    const text = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'cafeteria',
+      classification: 'public',
+      search_type: 'full_text',
+    });
+    expect(text.body.data[0].page_content).toContain('cafeteria');
+    expect(text.body.data[0].score).toBeGreaterThan(0);
+    const hybrid = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'cafeteria',
+      classification: 'public',
+      search_type: 'hybrid',
+      k: 3,
+    });
+    expect(hybrid.body.data[0].page_content).toContain('cafeteria');
+    const mmr = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'salary',
+      classification: 'internal',
+      search_type: 'mmr',
+      k: 2,
+      fetch_k: 5,
+    });
+    expect(mmr.status).toBe(200);
+    expect(mmr.body.data).toHaveLength(2);
+    for (const body of [
+      { k: 0 },
+      { k: 101 },
+      { lambda_mult: 1.5 },
+      { fetch_k: -1 },
+      { threshold: -1 },
+      { search_type: 'fuzzy' },
+    ]) {
+      const res = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+        query: 'x',
+        classification: 'public',
+        ...body,
+      });
+      expect({ body, status: res.status }).toEqual({ body, status: 400 });
+    }
+  });
+
+  it('DOC-2: a new version under the same external_id replaces the old one when ready', async () => {
+    const first = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+      content: 'Parking is free for bicycles.',
+      classification: 'public',
+      metadata: { year: 2023 },
+      external_id: 'parking',
+    });
+    await waitForStatus(pipelineId, first.body.id, ['ready']);
+    const second = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+      content: 'Parking costs two euros per day.',
+      classification: 'public',
+      metadata: { year: 2024 },
+      external_id: 'parking',
+    });
+    expect(second.body.id).toBe(first.body.id);
+    expect(second.body.version).toBeGreaterThan(first.body.version);
+    await waitForStatus(pipelineId, first.body.id, ['ready']);
+    const versions = (await stack.api.get(`/pipelines/${pipelineId}/documents/${first.body.id}/versions`))
+      .body.data;
+    expect(versions).toHaveLength(2);
+    expect(versions[0].expired_at).not.toBeNull();
+    expect(versions[1].expired_at).toBeNull();
+    const hits = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'parking',
+      classification: 'public',
+      k: 10,
+    });
+    const parking = hits.body.data.filter((f: any) => f.document_id === first.body.id);
+    expect(parking.map((f: any) => f.page_content)).toEqual(['Parking costs two euros per day.']);
+  });
+
+  it('MD-1/§5: metadata failing the schema, an unknown classification or oversize content → 400/413, nothing stored', async () => {
+    const before = await stack.rt.db('document_versions').count({ n: '*' });
+    const noYear = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+      content: 'x',
+      classification: 'public',
+      metadata: {},
+    });
+    expect(noYear.status).toBe(400);
+    expect(noYear.body.detail).toContain('year');
+    const level = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+      content: 'x',
+      classification: 'top-secret',
+      metadata: { year: 1 },
+    });
+    expect(level.status).toBe(400);
+    expect(level.body.detail).toContain('top-secret');
+    const huge = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+      content: 'x'.repeat(13 * 1024 * 1024),
+      classification: 'public',
+      metadata: { year: 1 },
+    });
+    expect(huge.status).toBe(413);
+    expect(await stack.rt.db('document_versions').count({ n: '*' })).toEqual(before);
+  });
+
+  it('§5: batch ingestion, list filters, and delete expires the document', async () => {
+    const batch = await stack.api.post(`/pipelines/${pipelineId}/documents:batch`, {
+      documents: [1, 2, 3].map((i) => ({
+        content: `Batch document number ${i} about trains.`,
+        classification: 'internal',
+        metadata: { year: 2000 + i },
+      })),
+    });
+    expect(batch.status).toBe(202);
+    expect(batch.body.data).toHaveLength(3);
+    for (const d of batch.body.data) await waitForStatus(pipelineId, d.id, ['ready']);
+    const listed = await stack.api.get(
+      `/pipelines/${pipelineId}/documents?classification=internal&status=ready`,
+    );
+    expect(listed.body.data.map((d: any) => d.id).sort()).toEqual(
+      batch.body.data.map((d: any) => d.id).sort(),
+    );
+    const victim = batch.body.data[0].id;
+    expect((await stack.api.delete(`/pipelines/${pipelineId}/documents/${victim}`)).status).toBe(204);
+    expect((await stack.api.get(`/pipelines/${pipelineId}/documents/${victim}`)).status).toBe(404);
+    const hits = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'trains',
+      classification: 'internal',
+      k: 10,
+    });
+    expect(hits.body.data.some((f: any) => f.document_id === victim)).toBe(false);
+  });
+});
