@@ -15,13 +15,15 @@ const REASONS: Record<number, string> = {
   503: 'A dependency is unavailable (Retry-After)',
 };
 
-const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z_]+)/g, '{$1}');
+/** Express parameters (`:id`) become `{id}`; an escaped colon (`documents\\:batch`) is literal. */
+const PARAM = /(?<!\\):([A-Za-z_]+)/g;
+const toOpenApiPath = (path: string): string => path.replace(PARAM, '{$1}').replace(/\\:/g, ':');
 
 export function buildOpenApi(specs: readonly RouteSpec[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of specs) {
     const path = toOpenApiPath(spec.path);
-    const params = [...spec.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+    const params = [...spec.path.matchAll(PARAM)].map((m) => ({
       name: m[1],
       in: 'path',
       required: true,

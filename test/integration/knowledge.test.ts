@@ -389,3 +389,25 @@ describe('§5 documents and §6 search', () => {
     expect(hits.body.data.some((f: any) => f.document_id === victim)).toBe(false);
   });
 });
+
+describe('§16 OpenAPI of the knowledge endpoints', () => {
+  it('§16: /openapi.json lists the knowledge paths with their parameters and request schemas', async () => {
+    const doc = (await stack.api.get('/openapi.json')).body;
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/embedding_models',
+        '/text_splitters',
+        '/pipelines/{id}',
+        '/pipelines/{id}/documents',
+        '/pipelines/{id}/documents:batch',
+        '/pipelines/{id}/documents/{docId}/versions',
+        '/pipelines/{id}/search',
+      ]),
+    );
+    const batch = doc.paths['/pipelines/{id}/documents:batch'].post;
+    expect(batch.parameters.map((p: any) => p.name)).toEqual(['id']);
+    expect(
+      doc.paths['/pipelines/{id}/search'].post.requestBody.content['application/json'].schema.required,
+    ).toEqual(['query', 'classification']);
+  });
+});
