@@ -6,6 +6,7 @@ import { failureConverterPath } from './infra/failure-converter';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiKeyStore } from './db/api-key-store';
+import { AgentStore } from './db/agent-store';
 import { DocumentStore } from './db/document-store';
 import { EmbeddingModelStore } from './db/embedding-model-store';
 import { ExecutionStore } from './db/execution-store';
@@ -33,6 +34,7 @@ export interface Runtime {
   apiKeys: ApiKeyStore;
   llms: LlmStore;
   executions: ExecutionStore;
+  agents: AgentStore;
   embeddingModels: EmbeddingModelStore;
   textSplitters: TextSplitterStore;
   pipelines: PipelineStore;
@@ -79,6 +81,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     apiKeys,
     llms: new LlmStore(db, keyring),
     executions: new ExecutionStore(db, keyring),
+    agents: new AgentStore(db),
     embeddingModels: new EmbeddingModelStore(db, keyring),
     textSplitters: new TextSplitterStore(db),
     pipelines: new PipelineStore(db),

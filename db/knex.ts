@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import * as foundation from './migrations/001-foundation';
 import * as knowledge from './migrations/002-knowledge';
+import * as agents from './migrations/003-agents';
 
 export type { Knex };
 
@@ -14,6 +15,7 @@ pg.types.setTypeParser(20, (v) => Number(v));
 const migrations: Record<string, Knex.Migration> = {
   '001-foundation': foundation,
   '002-knowledge': knowledge,
+  '003-agents': agents,
 };
 
 const migrationSource: Knex.MigrationSource<string> = {

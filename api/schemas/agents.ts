@@ -1,0 +1,59 @@
+// Agent payloads (SPEC §8). The shapes are checked here; the AG rules, with their exact
+// messages, in domain/agent-rules.ts.
+import { descriptionSchema, nameSchema } from './common';
+
+const definitionProperties = {
+  prompt: { type: 'array', maxItems: 50 },
+  placeholders: { type: 'array', maxItems: 20 },
+  metadata: { type: 'object' },
+  tools: { type: 'array', maxItems: 100 },
+} as const;
+
+export const createAgentSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'prompt', 'placeholders'],
+  properties: { name: nameSchema, description: descriptionSchema, ...definitionProperties },
+} as const;
+
+export const updateAgentSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { name: nameSchema, description: descriptionSchema, ...definitionProperties },
+} as const;
+
+export interface AgentBody {
+  name: string;
+  description?: string | null;
+  prompt: unknown[];
+  placeholders: unknown[];
+  metadata?: Record<string, unknown>;
+  tools?: unknown[];
+}
+
+export const agentSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    prompt: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          role: { enum: ['system', 'user', 'assistant'] },
+          template: { type: 'string' },
+          include: { type: 'boolean' },
+        },
+      },
+    },
+    placeholders: { type: 'array', items: { type: 'object' } },
+    metadata: { type: 'object' },
+    tools: { type: 'array', items: { type: 'object' } },
+    version: { type: 'integer' },
+    created_at: { type: 'string' },
+    updated_at: { type: 'string' },
+  },
+} as const;

@@ -1,0 +1,188 @@
+// Agents and their versions (SPEC §8, AG-11). Each update stores the new definition as the next
+// version in the same transaction, so every version an execution names stays readable.
+import type { Knex } from 'knex';
+import type { AgentDefinition } from '../domain/agent-rules';
+import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
+import type { Principal } from '../domain/permissions';
+import { listReadable } from './list-query';
+import { uniqueName } from './sql-helpers';
+
+export interface Agent extends AgentDefinition {
+  id: string;
+  name: string;
+  description: string | null;
+  version: number;
+  ownerKeyId: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface Row extends Record<string, unknown> {
+  id: string;
+  name: string;
+  description: string | null;
+  prompt: AgentDefinition['prompt'];
+  placeholders: AgentDefinition['placeholders'];
+  metadata: AgentDefinition['metadata'];
+  tools: AgentDefinition['tools'];
+  version: number;
+  owner_key_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What a version keeps: the whole definition as it was. */
+export interface AgentVersion extends AgentDefinition {
+  name: string;
+  description: string | null;
+  version: number;
+  created_at: Date;
+}
+
+export const AGENT_FIELDS: ListFields = {
+  id: 'uuid',
+  name: 'string',
+  description: 'string',
+  version: 'number',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+};
+const SELECT = [
+  'id',
+  'name',
+  'description',
+  'prompt',
+  'placeholders',
+  'metadata',
+  'tools',
+  'version',
+  'owner_key_id',
+  'created_at',
+  'updated_at',
+];
+
+const toAgent = (r: Row): Agent => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  prompt: r.prompt,
+  placeholders: r.placeholders,
+  metadata: r.metadata,
+  tools: r.tools,
+  version: r.version,
+  ownerKeyId: r.owner_key_id,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+const json = (def: AgentDefinition) => ({
+  prompt: JSON.stringify(def.prompt),
+  placeholders: JSON.stringify(def.placeholders),
+  metadata: JSON.stringify(def.metadata),
+  tools: JSON.stringify(def.tools),
+});
+
+function versionOf(agent: Agent): Omit<AgentVersion, 'created_at'> {
+  const { name, description, prompt, placeholders, metadata, tools, version } = agent;
+  return { name, description, prompt, placeholders, metadata, tools, version };
+}
+
+export class AgentStore {
+  constructor(private readonly db: Knex) {}
+
+  async get(id: string): Promise<Agent | null> {
+    const row = (await this.db('agents').where({ id }).first(SELECT)) as Row | undefined;
+    return row ? toAgent(row) : null;
+  }
+
+  async create(
+    agent: { id: string; name: string; description: string | null; ownerKeyId: string } & AgentDefinition,
+  ): Promise<Agent> {
+    const now = new Date();
+    return uniqueName('Agent', agent.name, () =>
+      this.db.transaction(async (trx) => {
+        const [row] = await trx('agents')
+          .insert({
+            id: agent.id,
+            name: agent.name,
+            description: agent.description,
+            ...json(agent),
+            version: 1,
+            owner_key_id: agent.ownerKeyId,
+            created_at: now,
+            updated_at: now,
+          })
+          .returning(SELECT);
+        const created = toAgent(row as Row);
+        await trx('agent_versions').insert({
+          agent_id: created.id,
+          version: 1,
+          definition: JSON.stringify(versionOf(created)),
+          created_at: now,
+        });
+        return created;
+      }),
+    );
+  }
+
+  /** AG-11: writes the merged definition as the next version, if the stored version is `expected`. */
+  async update(
+    id: string,
+    expected: number,
+    next: { name: string; description: string | null } & AgentDefinition,
+  ): Promise<Agent | null> {
+    const now = new Date();
+    return uniqueName('Agent', next.name, () =>
+      this.db.transaction(async (trx) => {
+        const [row] = await trx('agents')
+          .where({ id, version: expected })
+          .update({
+            name: next.name,
+            description: next.description,
+            ...json(next),
+            version: expected + 1,
+            updated_at: now,
+          })
+          .returning(SELECT);
+        if (!row) return null;
+        const updated = toAgent(row as Row);
+        await trx('agent_versions').insert({
+          agent_id: id,
+          version: updated.version,
+          definition: JSON.stringify(versionOf(updated)),
+          created_at: now,
+        });
+        return updated;
+      }),
+    );
+  }
+
+  async getVersion(id: string, version: number): Promise<AgentVersion | null> {
+    const row = await this.db('agent_versions')
+      .where({ agent_id: id, version })
+      .first('definition', 'created_at');
+    return row
+      ? { ...(row.definition as Omit<AgentVersion, 'created_at'>), created_at: row.created_at as Date }
+      : null;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db('agents').where({ id }).delete();
+  }
+
+  list(principal: Principal, req: ListRequest): Promise<ListPage<Agent>> {
+    return listReadable<Row, Agent>(
+      this.db,
+      {
+        table: 'agents',
+        type: 'agents',
+        select: SELECT,
+        fields: AGENT_FIELDS,
+        toItem: toAgent,
+        nullableText: ['description'],
+      },
+      principal,
+      req,
+    );
+  }
+}
