@@ -19,6 +19,9 @@ export interface IngestionDeps extends Pick<SearchDeps, 'embeddingModels'> {
   embeddingModels: EmbeddingModelStore;
 }
 
+/** As in callModel: a heartbeat every second (the SDK sends at most one per 0.8 × heartbeat timeout). */
+const HEARTBEAT_MS = 1000;
+
 const gone = (what: string): ApplicationFailure =>
   ApplicationFailure.create({
     type: IngestionFailure.DocumentGone,
@@ -67,7 +70,11 @@ export function createIngestionActivities(deps: IngestionDeps) {
       if (!model) throw gone('The embedding model');
       const pending = await deps.documents.unembedded(input.documentVersionId, input.from, input.count);
       if (pending.length === 0) return;
-      Context.current().heartbeat();
+      const ctx = Context.current();
+      ctx.heartbeat();
+      // Beat while the embedding server works: a healthy call slower than the heartbeat timeout
+      // (several server batches) would otherwise be retried while it still runs, embedding twice.
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
         const vectors = await (await embedderFor(deps, model)).embed(pending.map((p) => p.text));
         await deps.documents.storeEmbeddings(
@@ -76,6 +83,8 @@ export function createIngestionActivities(deps: IngestionDeps) {
         );
       } catch (err) {
         throw classify(err);
+      } finally {
+        clearInterval(beat);
       }
     },
 

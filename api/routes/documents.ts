@@ -328,7 +328,9 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
         res.json({ data });
       } catch (err) {
         if (err instanceof EmbeddingError)
-          throw new UpstreamFailed(`Embedding server failed: ${err.message}`);
+          throw new UpstreamFailed(
+            `Embedding server of embedding model ${model.name} failed: ${err.message}`,
+          );
         throw err;
       }
     },
