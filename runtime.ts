@@ -20,6 +20,7 @@ import { KeyRing } from './infra/crypto';
 import type { Logger } from './infra/logger';
 import { EncryptionCodec } from './infra/payload-codec';
 import { MemoryRelay, RedisRelay, type Relay } from './infra/relay';
+import { MemoryTraceStore, RedisTraceStore, type TraceStore } from './infra/trace-store';
 import type { ExecutionProfiles, IngestionProfile } from './workflows/contracts';
 
 export interface Runtime {
@@ -30,6 +31,7 @@ export interface Runtime {
   db: Knex;
   redis: Redis | undefined;
   relay: Relay;
+  traces: TraceStore;
   failureLimiter: RateLimiterAbstract;
   apiKeys: ApiKeyStore;
   llms: LlmStore;
@@ -53,6 +55,9 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   await migrate(db);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
   const relay: Relay = redis ? new RedisRelay(redis, keyring, config.redisPrefix) : new MemoryRelay(keyring);
+  const traces: TraceStore = redis
+    ? new RedisTraceStore(redis, keyring, config.redisPrefix)
+    : new MemoryTraceStore(keyring);
   const limiterOptions = {
     keyPrefix: `${config.redisPrefix}auth-failures`,
     points: config.authFailureLimit,
@@ -77,6 +82,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     db,
     redis,
     relay,
+    traces,
     failureLimiter,
     apiKeys,
     llms: new LlmStore(db, keyring),

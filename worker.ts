@@ -56,7 +56,11 @@ export async function startWorker(
     registers: [registry],
   });
   const activities = instrument(
-    createActivities({ ...rt, contentRetentionSeconds: config.contentRetentionSeconds }),
+    createActivities({
+      ...rt,
+      contentRetentionSeconds: config.contentRetentionSeconds,
+      traceTtlSeconds: config.traceTtlSeconds,
+    }),
     activityDuration,
   );
   const worker = await Worker.create({

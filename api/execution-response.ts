@@ -45,10 +45,13 @@ export async function respondWithExecution(
   res: Response,
   executionId: string,
   format: StreamFormat,
+  /** Headers that only a successful response carries (e.g. the trace id, set once stored). */
+  successHeaders: Record<string, string> = {},
 ): Promise<void> {
   res.set('x-agentry-execution-id', executionId);
   const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
-  if (format === 'text') return respondWithText(deps, res, handle.result() as Promise<ExecutionResult>);
+  if (format === 'text')
+    return respondWithText(deps, res, handle.result() as Promise<ExecutionResult>, successHeaders);
 
   let gone = res.destroyed;
   res.on('close', () => (gone = true));
@@ -69,7 +72,12 @@ export async function respondWithExecution(
   }
 
   res.status(200);
-  res.set({ 'Content-Type': CONTENT_TYPES[format], 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
+  res.set({
+    ...successHeaders,
+    'Content-Type': CONTENT_TYPES[format],
+    'Cache-Control': 'no-cache',
+    'X-Accel-Buffering': 'no',
+  });
   res.flushHeaders();
   const ping = format === 'sse' ? setInterval(() => res.write(': ping\n\n'), SSE_PING_MS) : undefined;
   try {
@@ -106,6 +114,7 @@ async function respondWithText(
   deps: ExecutionResponseDeps,
   res: Response,
   result: Promise<ExecutionResult>,
+  successHeaders: Record<string, string>,
 ): Promise<void> {
   let outcome: ExecutionResult;
   try {
@@ -120,5 +129,5 @@ async function respondWithText(
     res.status(410).json({ detail: 'The answer is no longer retained' });
     return;
   }
-  res.status(200).type('text/plain; charset=utf-8').send(answer.text);
+  res.status(200).set(successHeaders).type('text/plain; charset=utf-8').send(answer.text);
 }

@@ -16,6 +16,11 @@ export interface RouteSpec {
   /** Permission needed, for the documentation (`execute:llms`). */
   permission?: string;
   body?: object;
+  /**
+   * Validate the body inside the handler instead of before it, where SPEC fixes an order of
+   * checks that puts others first (§9.2). The schema still documents the operation.
+   */
+  deferBodyValidation?: boolean;
   /** Success status and, optionally, the JSON Schema of its body. */
   success: { status: number; description: string; schema?: object; contentTypes?: string[] };
   errors?: number[];
@@ -30,7 +35,7 @@ export class RouteRegistry {
   add<B = undefined>(router: Router, spec: RouteSpec, handler: Handler<B>): void {
     this.specs.push(spec);
     router[spec.method](spec.path, async (req: Request, res: Response) => {
-      if (spec.body) req.body = validate<B>(spec.body, req.body);
+      if (spec.body && !spec.deferBodyValidation) req.body = validate<B>(spec.body, req.body);
       await handler(req as Request & { body: B }, res);
     });
   }

@@ -91,4 +91,15 @@ export class FragmentStore {
     const rows = (await qb) as Record<string, unknown>[];
     return rows.map((r) => ({ ...this.documents.toFragment(r), rank: Number(r.rank) }));
   }
+
+  /** Fragments by id, in the order asked (texts decrypted); ids that are gone are skipped. */
+  async byIds(ids: string[]): Promise<FragmentRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = (await this.db('fragments as f').whereIn('f.id', ids).select(qualified)) as Record<
+      string,
+      unknown
+    >[];
+    const byId = new Map(rows.map((r) => [r.id as string, this.documents.toFragment(r)]));
+    return ids.map((id) => byId.get(id)).filter((f): f is FragmentRecord => f !== undefined);
+  }
 }

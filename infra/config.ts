@@ -25,6 +25,7 @@ export interface Config {
   codecCorsOrigins: string[];
   workerMetricsPort: number;
   contentRetentionSeconds: number;
+  traceTtlSeconds: number;
   bodyLimitBytes: number;
   documentBodyLimitBytes: number;
   logLevel: string;
@@ -119,6 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean),
     workerMetricsPort: r.int('AGENTRY_WORKER_METRICS_PORT', 9464, 0, 65535),
     contentRetentionSeconds: r.int('AGENTRY_CONTENT_RETENTION', 3600, 1),
+    traceTtlSeconds: r.int('AGENTRY_TRACE_TTL', 3600, 1),
     bodyLimitBytes: r.int('AGENTRY_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     documentBodyLimitBytes: r.int('AGENTRY_DOCUMENT_BODY_LIMIT_BYTES', 12 * 1024 * 1024, 1024),
     logLevel: r.str('AGENTRY_LOG_LEVEL') ?? 'info',

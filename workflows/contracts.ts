@@ -79,6 +79,8 @@ export const FailureType = {
   LlmBadStream: 'Llm.BadStream',
   LlmRejected: 'Llm.Rejected',
   NotFound: 'Execution.NotFound',
+  RenderPlaceholderInValue: 'Render.PlaceholderInValue',
+  RetrievalEmbeddingFailed: 'Retrieval.EmbeddingFailed',
   InfraUnavailable: 'Infra.Unavailable',
 } as const;
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
@@ -87,6 +89,7 @@ export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 export const NON_RETRYABLE: readonly string[] = [
   FailureType.LlmRejected,
   FailureType.NotFound,
+  FailureType.RenderPlaceholderInValue,
   'Embedding.Rejected',
   'Ingestion.DocumentGone',
 ];
@@ -97,7 +100,8 @@ export const NON_RETRYABLE: readonly string[] = [
  */
 export function statusForFailure(type: string | undefined, cancelled: boolean): number {
   if (cancelled) return 499;
-  if (type?.startsWith('Llm.')) return 502;
+  if (type?.startsWith('Llm.') || type === FailureType.RetrievalEmbeddingFailed) return 502;
+  if (type?.startsWith('Render.')) return 400;
   if (type === FailureType.NotFound) return 404;
   return 503;
 }
@@ -129,3 +133,53 @@ export const IngestionFailure = {
   EmbeddingRejected: 'Embedding.Rejected',
   DocumentGone: 'Ingestion.DocumentGone',
 } as const;
+
+/** Input of the `agentExecution` workflow (SPEC §9.3): ids and parameters only. */
+export interface AgentExecutionInput {
+  executionId: string;
+  agentId: string;
+  agentVersion: number;
+  pipelineId: string;
+  llmId: string;
+  /** `execution_payloads` row holding {values, classifications, filters}. */
+  requestPayloadId: string;
+  /** Names of the retrieval placeholders, in the order of the placeholders list (EX-2). */
+  retrievalPlaceholders: string[];
+  temperature?: number;
+  /** Set when tracing (TR-2): the trace is stored before the model call. */
+  traceId?: string;
+  apiKeyId: string;
+  profiles: ExecutionProfiles;
+}
+
+export interface FragmentRef {
+  id: string;
+  score: number;
+}
+
+export interface RetrieveInput {
+  executionId: string;
+  agentId: string;
+  agentVersion: number;
+  pipelineId: string;
+  requestPayloadId: string;
+  placeholder: string;
+}
+
+export interface RenderInput {
+  executionId: string;
+  agentId: string;
+  agentVersion: number;
+  requestPayloadId: string;
+  /** Retrieval placeholder → fragment ids and scores, in rank order. */
+  retrievals: Record<string, FragmentRef[]>;
+}
+
+export interface StoreTraceInput {
+  executionId: string;
+  traceId: string;
+  apiKeyId: string;
+  requestPayloadId: string;
+  renderedPayloadId: string;
+  retrievals: Record<string, FragmentRef[]>;
+}

@@ -1,3 +1,4 @@
 // The workflows the worker registers (bundled by the Temporal SDK's webpack).
+export { agentExecution } from './agent-execution';
 export { documentIngestion } from './document-ingestion';
 export { llmQuery } from './llm-query';

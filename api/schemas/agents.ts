@@ -57,3 +57,35 @@ export const agentSchema = {
     updated_at: { type: 'string' },
   },
 } as const;
+
+const streamSchema = { enum: [true, false, 'ndjson', 'sse'] } as const;
+
+/** SPEC §9.1 (and §10: a dry run accepts the same body and ignores what it does not use). */
+export const executeAgentSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['prompt', 'classification'],
+  properties: {
+    prompt: { type: 'object' },
+    classification: {
+      anyOf: [
+        { type: 'string' },
+        { type: 'object' },
+        { type: 'array', maxItems: 100, items: { anyOf: [{ type: 'string' }, { type: 'object' }] } },
+      ],
+    },
+    filters: { type: 'object' },
+    stream: streamSchema,
+    tracing: { type: 'boolean' },
+    temperature: { type: 'number', minimum: 0, maximum: 2 },
+  },
+} as const;
+
+export interface ExecuteAgentBody {
+  prompt: Record<string, unknown>;
+  classification: unknown;
+  filters?: Record<string, unknown>;
+  stream?: true | false | 'ndjson' | 'sse';
+  tracing?: boolean;
+  temperature?: number;
+}

@@ -1,0 +1,90 @@
+// EX-2: one retrieval per retrieval placeholder, and the same code for the dry run (SPEC §10):
+// the placeholder's target value is the search text, with the request's classifications, the
+// placeholder's own filter and params, cosine distance and the pipeline's embedding model.
+// History gets fragment ids and scores only.
+import { ApplicationFailure } from '@temporalio/common';
+import type { AgentStore } from '../db/agent-store';
+import type { EmbeddingModel } from '../db/embedding-model-store';
+import type { ExecutionStore } from '../db/execution-store';
+import type { Pipeline, PipelineStore } from '../db/pipeline-store';
+import type { Placeholder } from '../domain/agent-rules';
+import { compileFilter, parseFilter } from '../domain/filters';
+import { EmbeddingError } from '../infra/embedders';
+import { FailureType, type FragmentRef, type RetrieveInput } from '../workflows/contracts';
+import { searchFragments, type ScoredFragment, type SearchDeps } from './search-fragments';
+
+/** What the API stores for an agent execution (encrypted, SPEC §9.3). */
+export interface AgentRequestContent {
+  values: Record<string, string>;
+  classifications: string[];
+  filters: Record<string, unknown>;
+}
+
+export interface RetrievalDeps extends SearchDeps {
+  agents: AgentStore;
+  pipelines: PipelineStore;
+  executions: ExecutionStore;
+}
+
+type RetrievalPlaceholder = Extract<Placeholder, { type: 'similarity' | 'mmr' }>;
+
+export const isRetrieval = (p: Placeholder): p is RetrievalPlaceholder => p.type !== 'query';
+
+/** One placeholder's fragments, in rank order (shared by the activity and the dry run). */
+export function retrieveForPlaceholder(
+  deps: SearchDeps,
+  pipeline: Pipeline,
+  model: EmbeddingModel,
+  placeholder: RetrievalPlaceholder,
+  request: AgentRequestContent,
+): Promise<ScoredFragment[]> {
+  const filter = request.filters[placeholder.name];
+  const params = placeholder.params;
+  return searchFragments(deps, pipeline, model, {
+    query: request.values[placeholder.target] ?? '',
+    classifications: request.classifications,
+    filter: filter === undefined ? null : compileFilter(parseFilter(filter), 'f.metadata'),
+    searchType: placeholder.type,
+    k: params.k,
+    fetchK: placeholder.type === 'mmr' ? placeholder.params.fetch_k : 0,
+    lambdaMult: placeholder.type === 'mmr' ? placeholder.params.lambda_mult : 0,
+    threshold: params.threshold,
+  });
+}
+
+const missing = (what: string): ApplicationFailure =>
+  ApplicationFailure.create({
+    type: FailureType.NotFound,
+    message: `${what} no longer exists`,
+    nonRetryable: true,
+  });
+
+export function createRetrieveFragments(deps: RetrievalDeps) {
+  return async function retrieveFragments(input: RetrieveInput): Promise<FragmentRef[]> {
+    const [version, pipeline, request] = await Promise.all([
+      deps.agents.getVersion(input.agentId, input.agentVersion),
+      deps.pipelines.get(input.pipelineId),
+      deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
+    ]);
+    if (!version) throw missing('The agent');
+    if (!pipeline) throw missing('The pipeline');
+    if (!request) throw missing('The execution content');
+    const placeholder = version.placeholders.find((p) => p.name === input.placeholder);
+    if (!placeholder || !isRetrieval(placeholder)) throw missing(`Placeholder ${input.placeholder}`);
+    const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
+    if (!model) throw missing('The embedding model');
+    try {
+      const fragments = await retrieveForPlaceholder(deps, pipeline, model, placeholder, request);
+      return fragments.map((f) => ({ id: f.id, score: f.score }));
+    } catch (err) {
+      if (!(err instanceof EmbeddingError)) throw err;
+      const retryable = err.kind === 'retryable' || err.kind === 'unreachable';
+      throw ApplicationFailure.create({
+        type: FailureType.RetrievalEmbeddingFailed,
+        message: `Embedding server failed: ${err.message}`,
+        details: [{ upstreamStatus: err.upstreamStatus, message: err.message }],
+        nonRetryable: !retryable,
+      });
+    }
+  };
+}

@@ -1,0 +1,38 @@
+// EX-5/TR-1/TR-2: the trace is stored (encrypted, with its TTL) after rendering and before the
+// model call: the inputs, each placeholder's fragments with metadata and score, and the messages
+// exactly as sent. Never the answer.
+import type { ExecutionStore } from '../db/execution-store';
+import type { FragmentStore } from '../db/fragment-store';
+import type { TraceStore } from '../infra/trace-store';
+import type { StoreTraceInput } from '../workflows/contracts';
+import type { ModelRequestContent } from './call-model';
+import type { AgentRequestContent } from './retrieve-fragments';
+
+export interface TraceDeps {
+  executions: ExecutionStore;
+  fragments: FragmentStore;
+  traces: TraceStore;
+  traceTtlSeconds: number;
+}
+
+export function createStoreTrace(deps: TraceDeps) {
+  return async function storeTrace(input: StoreTraceInput): Promise<void> {
+    const [request, rendered] = await Promise.all([
+      deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
+      deps.executions.getPayload<ModelRequestContent>(input.renderedPayloadId),
+    ]);
+    if (!request || !rendered) return;
+    const traces: Record<string, unknown[]> = {};
+    for (const [name, refs] of Object.entries(input.retrievals)) {
+      const fragments = await deps.fragments.byIds(refs.map((r) => r.id));
+      const scores = new Map(refs.map((r, i) => [r.id, { score: r.score, order_id: i }]));
+      traces[name] = fragments.map((f) => ({ ...f, ...scores.get(f.id) }));
+    }
+    const trace = {
+      traces,
+      prompt: rendered.messages.map((m) => ({ role: m.role, template: m.content })),
+      inputs: request.values,
+    };
+    await deps.traces.put(input.traceId, input.apiKeyId, trace, deps.traceTtlSeconds);
+  };
+}

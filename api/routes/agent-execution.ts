@@ -1,0 +1,232 @@
+// POST /agents/{id}/execute (SPEC §9), the retrieval dry run POST /agents/{id}/search (§10) and
+// GET /tracing/{id} (§11). Every check of §9.2 runs, in its order, before a workflow starts.
+import { Router, type Request } from 'express';
+import { randomUUID } from 'node:crypto';
+import type { AgentStore } from '../../db/agent-store';
+import type { LlmStore } from '../../db/llm-store';
+import type { PipelineStore } from '../../db/pipeline-store';
+import type { Agent } from '../../db/agent-store';
+import {
+  isRetrieval,
+  retrieveForPlaceholder,
+  type AgentRequestContent,
+} from '../../activities/retrieve-fragments';
+import type { SearchDeps } from '../../activities/search-fragments';
+import { resolveReader } from '../../domain/classifications';
+import { InvalidInput, NotFound, UpstreamFailed, type ErrorItem } from '../../domain/errors';
+import { compileFilter, parseFilter } from '../../domain/filters';
+import type { Principal } from '../../domain/permissions';
+import { EmbeddingError } from '../../infra/embedders';
+import { isUuid } from '../../infra/ids';
+import type { TraceStore } from '../../infra/trace-store';
+import type { AgentExecutionInput } from '../../workflows/contracts';
+import { loadAuthorized } from '../access';
+import { principalOf } from '../auth';
+import { formatOf, respondWithExecution, type ExecutionResponseDeps } from '../execution-response';
+import type { RouteRegistry } from '../route-registry';
+import { executeAgentSchema, type ExecuteAgentBody } from '../schemas/agents';
+import { fragmentSchema } from '../schemas/knowledge';
+import { startExecution, type StartExecutionDeps } from '../start-execution';
+import { validate } from '../validation';
+
+export type AgentExecutionDeps = {
+  agents: AgentStore;
+  pipelines: PipelineStore;
+  llms: LlmStore;
+  traces: TraceStore;
+} & SearchDeps &
+  StartExecutionDeps &
+  ExecutionResponseDeps;
+
+function headerId(req: Request, name: string): string {
+  const value = req.header(name);
+  if (!value) throw new InvalidInput(`Missing header ${name}`);
+  if (!isUuid(value)) throw new InvalidInput(`Header ${name} is not a valid id: ${value}`);
+  return value.toLowerCase();
+}
+
+/** §9.2 steps 4–6 against the agent and pipeline: the body, EX-1, values, filters, classifications. */
+function checkRequest(
+  agent: Agent,
+  body: unknown,
+  closure: Record<string, string[]>,
+): { body: ExecuteAgentBody; content: AgentRequestContent } {
+  const request = validate<ExecuteAgentBody>(executeAgentSchema, body);
+  const queries = agent.placeholders.filter((p) => p.type === 'query').map((p) => p.name);
+  const missing = queries.filter((name) => !(name in request.prompt));
+  if (missing.length > 0) {
+    const items: ErrorItem[] = missing.map((name) => ({
+      type: 'missing_query_value',
+      path: `prompt.${name}`,
+      placeholder: name,
+      message: 'value required',
+    }));
+    throw new InvalidInput(`Missing values for query placeholders: ${missing.join(', ')}`, items);
+  }
+  const extra = Object.keys(request.prompt).filter((name) => !queries.includes(name));
+  if (extra.length > 0)
+    throw new InvalidInput(
+      `Not query placeholders of the agent: ${extra.map((n) => `prompt.${n}`).join(', ')}`,
+    );
+  const notStrings = queries.filter((name) => typeof request.prompt[name] !== 'string');
+  if (notStrings.length > 0)
+    throw new InvalidInput(`Values must be strings: ${notStrings.map((n) => `prompt.${n}`).join(', ')}`);
+  const retrievalNames = agent.placeholders.filter(isRetrieval).map((p) => p.name);
+  const filters = request.filters ?? {};
+  for (const [name, filter] of Object.entries(filters)) {
+    if (!retrievalNames.includes(name))
+      throw new InvalidInput(`filters.${name} is not a retrieval placeholder of the agent`);
+    try {
+      compileFilter(parseFilter(filter), 'f.metadata');
+    } catch (err) {
+      throw new InvalidInput(`filters.${name}: ${(err as Error).message}`);
+    }
+  }
+  const classifications = resolveReader(request.classification, closure);
+  return {
+    body: request,
+    content: { values: request.prompt as Record<string, string>, classifications, filters },
+  };
+}
+
+export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecutionDeps): Router {
+  const router = Router();
+  const agentFor = (req: Request, principal: Principal) =>
+    loadAuthorized(principal, 'execute', 'agents', 'Agent', req.params.id, (id) => deps.agents.get(id));
+  const pipelineFor = (req: Request, principal: Principal) =>
+    loadAuthorized(principal, 'execute', 'pipelines', 'Pipeline', headerId(req, 'x-pipeline-id'), (id) =>
+      deps.pipelines.get(id),
+    );
+
+  routes.add(
+    router,
+    {
+      method: 'post',
+      path: '/agents/:id/execute',
+      summary: 'Execute an agent against a pipeline (x-pipeline-id) and an LLM (x-llm-id)',
+      tag: 'Agents',
+      permission: 'execute:agents, execute:pipelines, execute:llms',
+      body: executeAgentSchema,
+      deferBodyValidation: true,
+      success: {
+        status: 200,
+        description: 'The answer (NDJSON by default, SSE, or plain text)',
+        contentTypes: ['application/x-ndjson', 'text/event-stream', 'text/plain'],
+      },
+      errors: [400, 401, 403, 404, 502, 503],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      const agent = await agentFor(req, principal);
+      const pipeline = await pipelineFor(req, principal);
+      const llm = await loadAuthorized(principal, 'execute', 'llms', 'LLM', headerId(req, 'x-llm-id'), (id) =>
+        deps.llms.get(id),
+      );
+      const { body, content } = checkRequest(agent, req.body, pipeline.closure);
+      const traceId = body.tracing ? randomUUID() : undefined;
+      const executionId = await startExecution<AgentExecutionInput>(deps, {
+        record: {
+          kind: 'agent',
+          api_key_id: principal.keyId,
+          agent_id: agent.id,
+          agent_version: agent.version,
+          pipeline_id: pipeline.id,
+          llm_id: llm.id,
+          trace_id: traceId ?? null,
+        },
+        content,
+        workflowType: 'agentExecution',
+        args: ({ executionId: id, requestPayloadId, profiles }) => ({
+          executionId: id,
+          agentId: agent.id,
+          agentVersion: agent.version,
+          pipelineId: pipeline.id,
+          llmId: llm.id,
+          requestPayloadId,
+          retrievalPlaceholders: agent.placeholders.filter(isRetrieval).map((p) => p.name),
+          apiKeyId: principal.keyId,
+          profiles,
+          ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
+          ...(traceId ? { traceId } : {}),
+        }),
+        searchAttributes: {
+          AgentId: agent.id,
+          PipelineId: pipeline.id,
+          LlmId: llm.id,
+          ApiKeyId: principal.keyId,
+        },
+      });
+      await respondWithExecution(
+        deps,
+        req,
+        res,
+        executionId,
+        formatOf(body.stream),
+        traceId ? { 'x-foundation4ai-tracing-id': traceId } : {},
+      );
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'post',
+      path: '/agents/:id/search',
+      summary: 'Retrieval dry run: the fragments each retrieval placeholder would insert (no model call)',
+      tag: 'Agents',
+      permission: 'execute:agents, execute:pipelines',
+      body: executeAgentSchema,
+      deferBodyValidation: true,
+      success: {
+        status: 200,
+        description: '{"<placeholder>": [fragment...]}',
+        schema: { type: 'object', additionalProperties: { type: 'array', items: fragmentSchema } },
+      },
+      errors: [400, 401, 403, 404, 502],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      const agent = await agentFor(req, principal);
+      const pipeline = await pipelineFor(req, principal);
+      const { content } = checkRequest(agent, req.body, pipeline.closure);
+      const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
+      if (!model) throw new NotFound(`Embedding model of pipeline ${pipeline.id} not found`);
+      const result: Record<string, unknown[]> = {};
+      try {
+        for (const placeholder of agent.placeholders.filter(isRetrieval)) {
+          result[placeholder.name] = await retrieveForPlaceholder(
+            deps,
+            pipeline,
+            model,
+            placeholder,
+            content,
+          );
+        }
+      } catch (err) {
+        if (err instanceof EmbeddingError)
+          throw new UpstreamFailed(`Embedding server failed: ${err.message}`);
+        throw err;
+      }
+      res.json(result);
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/tracing/:id',
+      summary: 'The trace of an execution (only for the key that ran it, for 60 minutes)',
+      tag: 'Agents',
+      success: { status: 200, description: '{traces, prompt, inputs}' },
+      errors: [401, 404],
+    },
+    async (req, res) => {
+      const id = String(req.params.id);
+      const trace = isUuid(id) ? await deps.traces.get(id.toLowerCase(), principalOf(req).keyId) : null;
+      if (!trace) throw new NotFound(`Trace with id ${id} not found`);
+      res.json(trace);
+    },
+  );
+  return router;
+}

@@ -1,0 +1,66 @@
+// Execution traces (SPEC §11, TR-1..4): encrypted, with a TTL from the execution, readable only by
+// the API key that ran it. Redis in production, in-process for the quick start.
+import type { Redis } from 'ioredis';
+import type { KeyRing } from './crypto';
+
+export interface TraceStore {
+  put(traceId: string, ownerKeyId: string, trace: unknown, ttlSeconds: number): Promise<void>;
+  /** The trace, or null when it is unknown, expired or belongs to another key. */
+  get(traceId: string, keyId: string): Promise<unknown>;
+}
+
+interface Envelope {
+  owner: string;
+  trace: unknown;
+}
+
+export class RedisTraceStore implements TraceStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyring: KeyRing,
+    private readonly prefix: string,
+  ) {}
+
+  private key(traceId: string): string {
+    return `${this.prefix}trace:${traceId}`;
+  }
+
+  async put(traceId: string, ownerKeyId: string, trace: unknown, ttlSeconds: number): Promise<void> {
+    const envelope: Envelope = { owner: ownerKeyId, trace };
+    await this.redis.set(
+      this.key(traceId),
+      this.keyring.encryptJson('trace', envelope).toString('base64'),
+      'EX',
+      ttlSeconds,
+    );
+  }
+
+  async get(traceId: string, keyId: string): Promise<unknown> {
+    const raw = await this.redis.get(this.key(traceId));
+    if (!raw) return null;
+    const envelope = this.keyring.decryptJson<Envelope>('trace', Buffer.from(raw, 'base64'));
+    return envelope.owner === keyId ? envelope.trace : null;
+  }
+}
+
+export class MemoryTraceStore implements TraceStore {
+  private readonly entries = new Map<string, { data: Buffer; expiresAt: number }>();
+
+  constructor(private readonly keyring: KeyRing) {}
+
+  async put(traceId: string, ownerKeyId: string, trace: unknown, ttlSeconds: number): Promise<void> {
+    const now = Date.now();
+    for (const [id, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(id);
+    this.entries.set(traceId, {
+      data: this.keyring.encryptJson('trace', { owner: ownerKeyId, trace }),
+      expiresAt: now + ttlSeconds * 1000,
+    });
+  }
+
+  async get(traceId: string, keyId: string): Promise<unknown> {
+    const entry = this.entries.get(traceId);
+    if (!entry || entry.expiresAt <= Date.now()) return null;
+    const envelope = this.keyring.decryptJson<Envelope>('trace', entry.data);
+    return envelope.owner === keyId ? envelope.trace : null;
+  }
+}

@@ -1,0 +1,228 @@
+// SPEC §9–§11 through the API with a real worker: the checks of §9.2 (EX-1), execution with
+// retrieval in placeholder order (EX-2), single-pass render and the post-render check (EX-3,
+// EX-4), traces (TR-1..TR-3) and the dry run (§10).
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { answerOf, parseNdjson } from '../helpers/http';
+import { startStack, type Stack } from '../helpers/stack';
+
+let stack: Stack;
+let fake: FakeModelServer;
+let pipelineId: string;
+let llmId: string;
+let agentId: string;
+
+const AGENT = {
+  name: 'support-answers',
+  prompt: [
+    { role: 'system', template: 'Answer using only the reference text.' },
+    { role: 'assistant', template: 'Never sent {question}', include: false },
+    { role: 'user', template: 'Reference text:\n{context}\n\nQuestion: {question}' },
+  ],
+  placeholders: [
+    { name: 'question', type: 'query' },
+    { name: 'context', type: 'similarity', target: 'question', params: { k: 2 } },
+  ],
+};
+
+async function ingest(
+  content: string,
+  classification: string,
+  metadata: Record<string, unknown> = {},
+): Promise<void> {
+  const res = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+    content,
+    classification,
+    metadata,
+  });
+  expect(res.status).toBe(202);
+  for (let i = 0; i < 300; i++) {
+    const doc = await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}`);
+    if (doc.body.status === 'ready') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(
+    `ingestion did not finish: ${JSON.stringify((await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}`)).body)}`,
+  );
+}
+
+const headers = () => ({ 'x-pipeline-id': pipelineId, 'x-llm-id': llmId });
+const execute = (body: unknown, extra: Record<string, string> = {}) =>
+  stack.api.post(`/agents/${agentId}/execute`, body, { ...headers(), ...extra });
+
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+  stack = await startStack();
+  const model = await stack.api.post('/embedding_models', { name: 'hash', provider: 'hash', size: 128 });
+  const splitter = await stack.api.post('/text_splitters', {
+    name: 'lines',
+    provider: 'character',
+    parameters: { separator: '\n', chunk_size: 60, chunk_overlap: 0 },
+  });
+  const pipeline = await stack.api.post('/pipelines', {
+    name: 'kb',
+    embedding_model_id: model.body.id,
+    text_splitter_id: splitter.body.id,
+    classifications: [{ name: 'internal', includes: ['public'] }, { name: 'public' }],
+  });
+  pipelineId = pipeline.body.id;
+  const llm = await stack.api.post('/llms', {
+    name: 'fake',
+    endpoint: fake.url,
+    model: 'm',
+    api_key: 'sk-x',
+  });
+  llmId = llm.body.id;
+  agentId = (await stack.api.post('/agents', AGENT)).body.id;
+  await ingest(
+    'Rotate database credentials with the vault rotate command.\nThe cafeteria opens at eight.',
+    'internal',
+  );
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await fake?.close();
+});
+
+beforeEach(() => fake.reset());
+
+describe('§9.2 checks before any workflow', () => {
+  it('EX-1: missing query values → 400 listing every missing name, in the documented shape', async () => {
+    const res = await execute({ prompt: {}, classification: 'internal' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      detail: 'Missing values for query placeholders: question',
+      errors: [
+        {
+          type: 'missing_query_value',
+          path: 'prompt.question',
+          placeholder: 'question',
+          message: 'value required',
+        },
+      ],
+    });
+    expect(res.headers.get('x-agentry-execution-id')).toBeNull();
+  });
+
+  it('§9.2: headers, permissions, values, filters and classifications are checked with their statuses', async () => {
+    const body = { prompt: { question: 'q' }, classification: 'internal' };
+    expect((await stack.api.post(`/agents/${agentId}/execute`, body, { 'x-llm-id': llmId })).status).toBe(
+      400,
+    );
+    expect((await execute(body, { 'x-pipeline-id': 'nope' })).status).toBe(400);
+    expect((await execute(body, { 'x-pipeline-id': '01890a5d-ac96-774b-bcce-b302099a8057' })).status).toBe(
+      404,
+    );
+    expect((await execute(body, { 'x-llm-id': '01890a5d-ac96-774b-bcce-b302099a8057' })).status).toBe(404);
+    expect(
+      (await stack.api.post(`/agents/01890a5d-ac96-774b-bcce-b302099a8057/execute`, body, headers())).status,
+    ).toBe(404);
+    const bad = [
+      { prompt: { question: 1 }, classification: 'internal' },
+      { prompt: { question: 'q', other: 'x' }, classification: 'internal' },
+      { ...body, filters: { question: { a: 1 } } },
+      { ...body, filters: { context: { a: { $near: 1 } } } },
+      { ...body, classification: 'secret' },
+      { ...body, stream: 'xml' },
+      { ...body, temperature: 3 },
+    ];
+    for (const b of bad) {
+      const res = await execute(b);
+      expect({ b, status: res.status }).toEqual({ b, status: 400 });
+    }
+    const key = await stack.api.post('/api_keys', {
+      name: 'agent-only',
+      permissions: ['execute:agents', 'execute:llms'],
+    });
+    const limited = stack.api.as({ id: key.body.id, secret: key.body.secret });
+    const forbidden = await limited.post(`/agents/${agentId}/execute`, body, headers());
+    expect(forbidden.status).toBe(403);
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('§9.3 execution', () => {
+  it('EX-2/EX-3: retrieved fragments and the value are inserted; include:false messages are not sent', async () => {
+    fake.script('m', { text: 'Use vault rotate.' });
+    const res = await execute({
+      prompt: { question: 'How do I rotate the database credentials?' },
+      classification: 'internal',
+    });
+    expect(res.status).toBe(200);
+    expect(answerOf(parseNdjson(res.text))).toBe('Use vault rotate.');
+    const sent = fake.requests[0]!.body as any;
+    expect(sent.instructions).toBe('Answer using only the reference text.');
+    expect(sent.input).toHaveLength(1);
+    expect(sent.input[0].content).toContain('Rotate database credentials with the vault rotate command.');
+    expect(sent.input[0].content).toContain('Question: How do I rotate the database credentials?');
+    expect(JSON.stringify(sent)).not.toContain('Never sent');
+  });
+
+  it('EX-3: a value containing placeholder-like text is inserted verbatim and never expanded... then EX-4 refuses it (400, no model call)', async () => {
+    const res = await execute({
+      prompt: { question: 'What is {context}?' },
+      classification: 'internal',
+      tracing: true,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toBe('Rendered prompt contains placeholder-like text: {context}');
+    expect(res.headers.get('x-foundation4ai-tracing-id')).toBeNull();
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('TR-1..TR-3: stream false + tracing: plain text, trace header; the trace holds inputs, fragments and the prompt as sent; other keys get 404', async () => {
+    fake.script('m', { text: 'Eight o clock.' });
+    const res = await execute({
+      prompt: { question: 'When does the cafeteria open?' },
+      classification: 'internal',
+      stream: false,
+      tracing: true,
+      temperature: 0.2,
+    });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('Eight o clock.');
+    const traceId = res.headers.get('x-foundation4ai-tracing-id')!;
+    expect(traceId).toMatch(/^[0-9a-f-]{36}$/);
+    const trace = await stack.api.get(`/tracing/${traceId}`);
+    expect(trace.status).toBe(200);
+    expect(trace.body.inputs).toEqual({ question: 'When does the cafeteria open?' });
+    expect(trace.body.traces.context[0]).toMatchObject({
+      page_content: 'The cafeteria opens at eight.',
+      classification: 'internal',
+      order_id: 0,
+    });
+    expect(typeof trace.body.traces.context[0].score).toBe('number');
+    expect(trace.body.prompt).toEqual([
+      { role: 'system', template: 'Answer using only the reference text.' },
+      { role: 'user', template: expect.stringContaining('Question: When does the cafeteria open?') },
+    ]);
+    expect(JSON.stringify(trace.body)).not.toContain('Eight o clock');
+    const other = await stack.api.post('/api_keys', { name: 'other-reader', permissions: [] });
+    const foreign = await stack.api
+      .as({ id: other.body.id, secret: other.body.secret })
+      .get(`/tracing/${traceId}`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({ detail: `Trace with id ${traceId} not found` });
+    expect((await stack.api.get('/tracing/not-a-uuid')).body).toEqual({
+      detail: 'Trace with id not-a-uuid not found',
+    });
+    expect(fake.requests[0]!.body).toMatchObject({ temperature: 0.2 });
+  });
+
+  it('§10: the dry run returns every retrieval placeholder with the fragments an execution traces', async () => {
+    fake.script('m', { text: 'ok' });
+    const body = {
+      prompt: { question: 'vault rotate credentials' },
+      classification: 'internal',
+      stream: false,
+      tracing: true,
+    };
+    const dry = await stack.api.post(`/agents/${agentId}/search`, body, { 'x-pipeline-id': pipelineId });
+    expect(dry.status).toBe(200);
+    expect(Object.keys(dry.body)).toEqual(['context']);
+    const run = await execute(body);
+    const trace = await stack.api.get(`/tracing/${run.headers.get('x-foundation4ai-tracing-id')}`);
+    expect(trace.body.traces.context).toEqual(dry.body.context);
+    expect(fake.requests).toHaveLength(1);
+  });
+});

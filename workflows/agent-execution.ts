@@ -1,0 +1,53 @@
+// SPEC §9.3: one workflow per agent execution. Retrieval per retrieval placeholder in the order
+// of the placeholders list (ids and scores only), render-and-validate, the trace when asked
+// (before the model call), then the model activity shared with direct queries. A planning step
+// for {{prompt:...}} references and their child workflows goes between retrieval and render.
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { AgentExecutionInput, ExecutionResult, FragmentRef } from './contracts';
+import { modelActivities, withExecutionOutcome } from './llm-query';
+import { retryPolicy } from './retry-policy';
+
+export async function agentExecution(input: AgentExecutionInput): Promise<ExecutionResult> {
+  const { profiles } = input;
+  const steps = proxyActivities<Pick<Activities, 'retrieveFragments' | 'renderPrompt' | 'storeTrace'>>({
+    startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
+    retry: retryPolicy(profiles.bookkeeping),
+  });
+  const { callModel } = modelActivities(profiles);
+  return withExecutionOutcome(input.executionId, profiles, async () => {
+    const base = {
+      executionId: input.executionId,
+      agentId: input.agentId,
+      agentVersion: input.agentVersion,
+      requestPayloadId: input.requestPayloadId,
+    };
+    const retrievals: Record<string, FragmentRef[]> = {};
+    for (const placeholder of input.retrievalPlaceholders) {
+      retrievals[placeholder] = await steps.retrieveFragments({
+        ...base,
+        pipelineId: input.pipelineId,
+        placeholder,
+      });
+    }
+    const { renderedPayloadId } = await steps.renderPrompt({ ...base, retrievals });
+    if (input.traceId) {
+      await steps.storeTrace({
+        executionId: input.executionId,
+        traceId: input.traceId,
+        apiKeyId: input.apiKeyId,
+        requestPayloadId: input.requestPayloadId,
+        renderedPayloadId,
+        retrievals,
+      });
+    }
+    const { answerPayloadId, usage } = await callModel({
+      executionId: input.executionId,
+      llmId: input.llmId,
+      requestPayloadId: renderedPayloadId,
+      ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+      noProgressMs: profiles.llm.noProgressMs,
+    });
+    return { answerPayloadId, usage };
+  });
+}
