@@ -1,10 +1,11 @@
 // EX-5/TR-1/TR-2: the trace is stored (encrypted, with its TTL) after rendering and before the
 // model call: the inputs, each placeholder's fragments with metadata and score, and the messages
 // exactly as sent. Never the answer.
+import { ApplicationFailure } from '@temporalio/common';
 import type { ExecutionStore } from '../db/execution-store';
 import type { FragmentStore } from '../db/fragment-store';
 import type { TraceStore } from '../infra/trace-store';
-import type { StoreTraceInput } from '../workflows/contracts';
+import { FailureType, type StoreTraceInput } from '../workflows/contracts';
 import type { ModelRequestContent } from './call-model';
 import type { AgentRequestContent } from './retrieve-fragments';
 
@@ -21,7 +22,14 @@ export function createStoreTrace(deps: TraceDeps) {
       deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
       deps.executions.getPayload<ModelRequestContent>(input.renderedPayloadId),
     ]);
-    if (!request || !rendered) return;
+    if (!request || !rendered) {
+      // The API announces the trace id on success: never pretend a trace was stored.
+      throw ApplicationFailure.create({
+        type: FailureType.NotFound,
+        message: 'The execution content no longer exists',
+        nonRetryable: true,
+      });
+    }
     const traces: Record<string, unknown[]> = {};
     for (const [name, refs] of Object.entries(input.retrievals)) {
       const fragments = await deps.fragments.byIds(refs.map((r) => r.id));

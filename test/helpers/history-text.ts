@@ -1,0 +1,26 @@
+// Reading a Temporal history as an attacker would: every string, every byte field as text, and
+// every base64-looking run decoded at each alignment, so plaintext cannot hide in any encoding.
+
+/**
+ * Everything readable in a value: strings, the bytes of every binary field as UTF-8, and the
+ * decoding of every base64-looking run found in those (so base64 at any alignment is seen too).
+ */
+export function readableText(value: unknown): string {
+  const parts: string[] = [];
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 64 || v === null || v === undefined) return;
+    if (typeof v === 'string') parts.push(v);
+    else if (v instanceof Uint8Array)
+      parts.push(Buffer.from(v).toString('utf8'), Buffer.from(v).toString('latin1'));
+    else if (Array.isArray(v)) v.forEach((item) => walk(item, depth + 1));
+    else if (typeof v === 'object') for (const item of Object.values(v)) walk(item, depth + 1);
+  };
+  walk(value, 0);
+  const text = parts.join('\n');
+  const decoded = [...text.matchAll(/[A-Za-z0-9+/_-]{12,}={0,2}/g)].flatMap(([run]) => {
+    const out: string[] = [];
+    for (let skip = 0; skip < 4; skip++) out.push(Buffer.from(run.slice(skip), 'base64').toString('utf8'));
+    return out;
+  });
+  return [text, ...decoded].join('\n');
+}
