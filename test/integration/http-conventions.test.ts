@@ -412,7 +412,7 @@ describe('§16 operational endpoints', () => {
     for (const p of ['/llms', '/llms/{id}', '/llms/{id}/query', '/api_keys', '/api_keys/{id}']) {
       expect(doc.paths).toHaveProperty([p]);
     }
-    expect(Object.keys(doc.paths).some((p) => p.includes(':'))).toBe(false);
+    expect(Object.keys(doc.paths).some((p) => p.includes('/:'))).toBe(false); // no Express-style :param segments
     expect(Object.keys(doc.paths['/api_keys']).sort()).toEqual(['get', 'post']);
     expect(Object.keys(doc.paths['/llms/{id}']).sort()).toEqual(['delete', 'get', 'patch']);
     const create = doc.paths['/llms'].post.requestBody.content['application/json'].schema;
