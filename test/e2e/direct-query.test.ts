@@ -3,14 +3,14 @@
 // Temporal history (SPEC §16, §17, DX-6).
 import { Client, Connection } from '@temporalio/client';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
-import { testEnv, type TestEnv } from '../helpers/config';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import type { TestEnv } from '../helpers/config';
 import { readableText } from '../helpers/history-text';
-import { Api, answerOf, parseNdjson } from '../helpers/http';
-import { startApiProcess, startWorkerProcess, type Child } from '../helpers/processes';
+import type { Api } from '../helpers/http';
+import { answerOf, parseNdjson } from '../helpers/http';
+import { startProcessStack, type Child, type ProcessStack } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
 
-let database: TestDatabase;
+let stack: ProcessStack;
 let env: TestEnv;
 let api: Child;
 let worker: Child;
@@ -20,17 +20,14 @@ let temporal: Client;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  database = await createTestDatabase();
-  env = testEnv(database.url);
-  [api, worker] = await Promise.all([startApiProcess(env.env), startWorkerProcess(env.env)]);
-  admin = new Api(`http://127.0.0.1:${api.port}`, { id: env.adminKeyId, secret: env.adminKeySecret });
+  stack = await startProcessStack();
+  ({ env, api, worker, admin } = stack);
   temporal = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
 });
 
 afterAll(async () => {
-  await Promise.all([api?.kill('SIGTERM'), worker?.kill('SIGTERM')]);
+  await stack?.stop();
   await temporal?.connection.close();
-  await database?.drop();
   await fake?.close();
 });
 

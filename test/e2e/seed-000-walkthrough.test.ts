@@ -7,14 +7,13 @@
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
-import { testEnv, type TestEnv } from '../helpers/config';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
+import type { TestEnv } from '../helpers/config';
 import { readableText } from '../helpers/history-text';
-import { Api } from '../helpers/http';
-import { startApiProcess, startWorkerProcess, type Child } from '../helpers/processes';
+import type { Api } from '../helpers/http';
+import { startProcessStack, type Child, type ProcessStack } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
 
-let database: TestDatabase;
+let stack: ProcessStack;
 let env: TestEnv;
 let api: Child;
 let worker: Child;
@@ -24,18 +23,15 @@ let temporal: TemporalClient;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  database = await createTestDatabase();
-  env = testEnv(database.url);
-  [api, worker] = await Promise.all([startApiProcess(env.env), startWorkerProcess(env.env)]);
-  admin = new Api(`http://127.0.0.1:${api.port}`, { id: env.adminKeyId, secret: env.adminKeySecret });
+  stack = await startProcessStack();
+  ({ env, api, worker, admin } = stack);
   // Deliberately without the payload codec: what an operator with Temporal access sees.
   temporal = new TemporalClient({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
 });
 
 afterAll(async () => {
-  await Promise.all([api?.kill('SIGTERM'), worker?.kill('SIGTERM')]);
+  await stack?.stop();
   await temporal?.connection.close();
-  await database?.drop();
   await fake?.close();
 });
 
@@ -334,7 +330,7 @@ describe('seed 000 walk-through on separate API and worker processes', () => {
   });
 
   it('§9.3 step 7: the execution record in the database names the agent and the version it ran', async () => {
-    const db = new PgClient({ connectionString: database.url });
+    const db = new PgClient({ connectionString: stack.database.url });
     await db.connect();
     try {
       const { rows } = await db.query(

@@ -2,6 +2,9 @@
 // `npm run build` in scripts/test.sh), so a test can kill and restart them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { testEnv, type TestEnv } from './config';
+import { createTestDatabase, type TestDatabase } from './database';
+import { Api } from './http';
 import { ROOT } from './services';
 
 export interface Child {
@@ -71,3 +74,31 @@ export const startWorkerProcess = (env: Record<string, string>): Promise<Child> 
     { ...env, AGENTRY_LOG_LEVEL: 'info', AGENTRY_WORKER_METRICS_PORT: '0' },
     /worker running/,
   );
+
+export interface ProcessStack {
+  database: TestDatabase;
+  env: TestEnv;
+  api: Child;
+  worker: Child;
+  /** An API client authenticated as the bootstrap admin key. */
+  admin: Api;
+  stop(): Promise<void>;
+}
+
+/** A fresh database, then the API and a worker as child processes on it. */
+export async function startProcessStack(overrides: Record<string, string> = {}): Promise<ProcessStack> {
+  const database = await createTestDatabase();
+  const env = testEnv(database.url, overrides);
+  const [api, worker] = await Promise.all([startApiProcess(env.env), startWorkerProcess(env.env)]);
+  return {
+    database,
+    env,
+    api,
+    worker,
+    admin: new Api(`http://127.0.0.1:${api.port}`, { id: env.adminKeyId, secret: env.adminKeySecret }),
+    async stop() {
+      await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
+      await database.drop();
+    },
+  };
+}
