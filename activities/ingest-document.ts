@@ -42,8 +42,12 @@ function classify(err: unknown): unknown {
 
 export function createIngestionActivities(deps: IngestionDeps) {
   return {
-    /** Splits the content and stages the fragments; returns how many there are (no text). */
-    async prepareIngestion(documentVersionId: string): Promise<{ fragmentCount: number }> {
+    /**
+     * Splits the content and stages the fragments; returns how many there are (no text). With the
+     * built-in `hash` embedder (CPU only, no server, nothing to retry) the chunks are embedded here
+     * too (`embedded`), which saves reading them back and a write per fragment.
+     */
+    async prepareIngestion(documentVersionId: string): Promise<{ fragmentCount: number; embedded: boolean }> {
       const started = await deps.documents.startIngestion(documentVersionId);
       if (!started) throw gone('The document version');
       const { version, content } = started;
@@ -53,12 +57,21 @@ export function createIngestionActivities(deps: IngestionDeps) {
       const chunks = (await splitText(splitter.provider, splitter.parameters, content)).filter((c) =>
         /[\p{L}\p{N}]/u.test(c),
       );
+      const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
+      if (!model) throw gone('The embedding model');
+      const embedded = model.provider === 'hash';
+      const vectors = embedded ? await (await embedderFor(deps, model)).embed(chunks) : [];
       await deps.documents.stageFragments(
         version,
-        pipeline.embedding_model_id,
-        chunks.map((text, ordinal) => ({ ordinal, text })),
+        model.id,
+        chunks.map((text, ordinal) => ({
+          ordinal,
+          text,
+          ...(embedded ? { embedding: vectors[ordinal]! } : {}),
+        })),
+        pipeline.text_search_config,
       );
-      return { fragmentCount: chunks.length };
+      return { fragmentCount: chunks.length, embedded };
     },
 
     /** Embeds fragments [from, from + count) that still lack an embedding. */

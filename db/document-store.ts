@@ -1,7 +1,7 @@
 // Documents and their versions (SPEC §5, DOC-1..3). A document id is stable across versions;
-// each POST creates a version row. Ingestion stages fragments (not searchable), then one
-// transaction makes them current and expires the previous version with its fragments (DOC-2).
-// Every step is idempotent under activity retries (DOC-3).
+// each POST creates a version row. Ingestion stages fragments in `fragment_staging` (not
+// searchable), then one transaction copies them into `fragments` and expires the previous version
+// with its fragments (DOC-2). Every step is idempotent under activity retries (DOC-3).
 import type { Knex } from 'knex';
 import { v5 as uuidv5 } from 'uuid';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
@@ -107,6 +107,21 @@ export interface NewDocument {
 export interface StagedChunk {
   ordinal: number;
   text: string;
+  /** Present when the chunk was embedded before staging (the built-in embedder). */
+  embedding?: number[];
+}
+
+/**
+ * pgvector's binary input format (vector_recv: int16 dimensions, int16 0, float4 × dimensions,
+ * big-endian), sent as a binary parameter: a fifth of the bytes of the text form of a float64
+ * array and no float parsing on the server. pgvector stores float4 anyway.
+ */
+export function vectorParameter(vector: number[]): Buffer {
+  const buf = Buffer.allocUnsafe(4 + 4 * vector.length);
+  buf.writeInt16BE(vector.length, 0);
+  buf.writeInt16BE(0, 2);
+  for (let i = 0; i < vector.length; i++) buf.writeFloatBE(vector[i]!, 4 + 4 * i);
+  return buf;
 }
 
 /** Microseconds since the epoch (DOC-2), strictly increasing within this process. */
@@ -246,29 +261,27 @@ export class DocumentStore {
     };
   }
 
-  /** Stores the chunks as staged fragments (no embedding yet); a retry inserts nothing twice. */
+  /**
+   * Stores the chunks as staged fragments, with their embeddings and lexemes when they come with
+   * one (then `textSearchConfig` is needed); a retry inserts nothing twice.
+   */
   async stageFragments(
     version: DocumentVersion,
     embeddingModelId: string,
     chunks: StagedChunk[],
+    textSearchConfig?: string,
   ): Promise<void> {
-    const now = new Date();
     for (let i = 0; i < chunks.length; i += 500) {
       const rows = chunks.slice(i, i + 500).map((c) => ({
         id: fragmentId(version.versionId, c.ordinal),
-        document_id: version.id,
         document_version_id: version.versionId,
-        pipeline_id: version.pipeline_id,
         embedding_model_id: embeddingModelId,
-        classification: version.classification,
-        metadata: JSON.stringify(version.metadata),
         ordinal: c.ordinal,
-        version: version.version,
         text_cipher: this.keyring.encrypt('content', c.text),
-        current: false,
-        created_at: now,
+        embedding: c.embedding ? vectorParameter(c.embedding) : null,
+        tsv: c.embedding ? this.db.raw('to_tsvector(?::regconfig, ?)', [textSearchConfig!, c.text]) : null,
       }));
-      await this.db('fragments').insert(rows).onConflict(['document_version_id', 'ordinal']).ignore();
+      await this.db('fragment_staging').insert(rows).onConflict(['document_version_id', 'ordinal']).ignore();
     }
     await this.db('document_versions')
       .where({ id: version.versionId })
@@ -277,7 +290,7 @@ export class DocumentStore {
 
   /** Staged fragments of a range of ordinals that still lack an embedding, texts decrypted. */
   async unembedded(versionId: string, from: number, count: number): Promise<{ id: string; text: string }[]> {
-    const rows = await this.db('fragments')
+    const rows = await this.db('fragment_staging')
       .where({ document_version_id: versionId })
       .whereBetween('ordinal', [from, from + count - 1])
       .whereNull('embedding')
@@ -296,9 +309,9 @@ export class DocumentStore {
   ): Promise<void> {
     if (items.length === 0) return;
     const values = items.map(() => '(?::uuid, ?::vector, ?)').join(', ');
-    const bindings = items.flatMap((i) => [i.id, `[${i.embedding.join(',')}]`, i.text]);
+    const bindings = items.flatMap((i) => [i.id, vectorParameter(i.embedding), i.text]);
     await this.db.raw(
-      `UPDATE fragments f SET embedding = v.e, tsv = to_tsvector(?::regconfig, v.t) FROM (VALUES ${values}) AS v(id, e, t) WHERE f.id = v.id`,
+      `UPDATE fragment_staging s SET embedding = v.e, tsv = to_tsvector(?::regconfig, v.t) FROM (VALUES ${values}) AS v(id, e, t) WHERE s.id = v.id`,
       [textSearchConfig, ...bindings],
     );
   }
@@ -331,9 +344,18 @@ export class DocumentStore {
             .update({ expired_at: now });
         }
       }
-      await trx('fragments')
-        .where({ document_version_id: versionId })
-        .update({ current: true, ...(newer ? { expired_at: now } : {}) });
+      // The staged fragments enter `fragments` (and its indexes) once, already current.
+      await trx.raw(
+        `INSERT INTO fragments (id, document_id, document_version_id, pipeline_id, embedding_model_id,
+           classification, metadata, ordinal, version, text_cipher, embedding, tsv, current, expired_at, created_at)
+         SELECT s.id, v.document_id, v.id, v.pipeline_id, s.embedding_model_id, v.classification, v.metadata,
+           s.ordinal, v.version, s.text_cipher, s.embedding, s.tsv, true, ?::timestamptz, ?::timestamptz
+         FROM fragment_staging s JOIN document_versions v ON v.id = s.document_version_id
+         WHERE s.document_version_id = ?
+         ON CONFLICT (id) DO NOTHING`,
+        [newer ? now : null, now, versionId],
+      );
+      await trx('fragment_staging').where({ document_version_id: versionId }).delete();
       await trx('document_versions')
         .where({ id: versionId })
         .update({ status: 'ready', error: null, updated_at: now, ...(newer ? { expired_at: now } : {}) });
@@ -343,6 +365,7 @@ export class DocumentStore {
   /** The version failed: its staged fragments go, the previous version stays current (DOC-2). */
   async failIngestion(versionId: string, error: string): Promise<void> {
     await this.db.transaction(async (trx) => {
+      await trx('fragment_staging').where({ document_version_id: versionId }).delete();
       await trx('fragments').where({ document_version_id: versionId, current: false }).delete();
       await trx('document_versions')
         .where({ id: versionId })

@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { fromSql } from 'pgvector';
 import type { DocumentStore, FragmentRecord } from './document-store';
-import { FRAGMENT_COLUMNS } from './document-store';
+import { FRAGMENT_COLUMNS, vectorParameter } from './document-store';
 
 export interface SearchScope {
   pipelineId: string;
@@ -55,14 +55,21 @@ export class FragmentStore {
   ): Promise<VectorHit[]> {
     if (scope.classifications.length === 0 || limit === 0) return [];
     const size = Math.trunc(scope.size);
-    const literal = `[${vector.join(',')}]`;
     const rows = await this.db.transaction(async (trx) => {
-      await trx.raw('SET LOCAL hnsw.iterative_scan = relaxed_order');
-      await trx.raw(`SET LOCAL hnsw.ef_search = ${Math.trunc(this.efSearch)}`);
+      // Both settings in one round trip (SET LOCAL takes no parameters; set_config(…, true) is it).
+      await trx.raw(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ?, true)",
+        [String(Math.trunc(this.efSearch))],
+      );
+      // The query vector goes once, in pgvector's binary form; ORDER BY the select-list alias is
+      // still the index's ordering (the same expression).
       const distance = `(f.embedding::vector(${size})) <=> ?::vector(${size})`;
-      const qb = trx('fragments as f').select([...qualified, trx.raw(`${distance} AS distance`, [literal])]);
+      const qb = trx('fragments as f').select([
+        ...qualified,
+        trx.raw(`${distance} AS distance`, [vectorParameter(vector)]),
+      ]);
       if (withEmbeddings) qb.select(trx.raw('f.embedding::text AS embedding_text'));
-      this.scoped(qb, scope).orderByRaw(distance, [literal]).limit(limit);
+      this.scoped(qb, scope).orderBy('distance').limit(limit);
       return qb;
     });
     // relaxed_order may return rows slightly out of order: sort exactly.

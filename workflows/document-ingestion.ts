@@ -1,19 +1,31 @@
 // DOC-1..3: split → embed in batches → make current (and expire the previous version) in one
 // transaction → ready; after the retries are spent, `failed` with the reason. The workflow
 // receives the document version id, never its content.
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { type DocumentIngestionInput, type IngestionProfile } from './contracts';
 import { retryPolicy } from './retry-policy';
 
+// Splitting, staging and finishing are short database steps (and, with the built-in embedder,
+// the embedding too): local activities, recorded in the workflow task that runs them, instead of
+// a schedule/dispatch/complete round trip through the server each (DESIGN §3: "cheap steps may be
+// local activities when the benchmark shows it pays"; bench/README.md). Calls to an embedding
+// server stay activities: they heartbeat and may be slow or rate limited.
 function activities(profile: IngestionProfile) {
-  return proxyActivities<
-    Pick<Activities, 'prepareIngestion' | 'embedFragments' | 'finishIngestion' | 'failIngestion'>
+  const local = proxyLocalActivities<
+    Pick<Activities, 'prepareIngestion' | 'finishIngestion' | 'failIngestion'>
   >({
+    startToCloseTimeout: profile.startToCloseMs,
+    retry: retryPolicy(profile),
+  });
+  const { embedFragments } = proxyActivities<Pick<Activities, 'embedFragments'>>({
     startToCloseTimeout: profile.startToCloseMs,
     heartbeatTimeout: profile.heartbeatTimeoutMs,
     retry: retryPolicy(profile),
   });
+  // The proxies are Proxy objects: pick the functions out (spreading one copies nothing).
+  const { prepareIngestion, finishIngestion, failIngestion } = local;
+  return { prepareIngestion, embedFragments, finishIngestion, failIngestion };
 }
 
 function reason(err: unknown): string {
@@ -27,9 +39,10 @@ export async function documentIngestion(input: DocumentIngestionInput): Promise<
   const { profile, documentVersionId } = input;
   const act = activities(profile);
   try {
-    const { fragmentCount } = await act.prepareIngestion(documentVersionId);
+    const { fragmentCount, embedded } = await act.prepareIngestion(documentVersionId);
     const ranges: number[] = [];
-    for (let from = 0; from < fragmentCount; from += profile.batchSize) ranges.push(from);
+    // Chunks the built-in embedder already embedded while staging need no embedding batches.
+    if (!embedded) for (let from = 0; from < fragmentCount; from += profile.batchSize) ranges.push(from);
     for (let i = 0; i < ranges.length; i += profile.parallelism) {
       await Promise.all(
         ranges

@@ -95,9 +95,25 @@ export async function up(knex: Knex): Promise<void> {
   );
   await knex.raw('CREATE INDEX fragments_metadata ON fragments USING gin (metadata jsonb_path_ops)');
   await knex.raw('CREATE INDEX fragments_document ON fragments (document_id)');
+
+  // Ingestion stages a version's chunks and their embeddings here, outside `fragments`, and copies
+  // them in when the version becomes current (DOC-2): each fragment is written to `fragments` and
+  // its HNSW index once, instead of once per ingestion step (every UPDATE of a row that has an
+  // embedding inserts it into the HNSW index again).
+  await knex.schema.createTable('fragment_staging', (t) => {
+    t.uuid('id').primary();
+    t.uuid('document_version_id').notNullable().references('document_versions.id').onDelete('CASCADE');
+    t.uuid('embedding_model_id').notNullable();
+    t.integer('ordinal').notNullable();
+    t.binary('text_cipher').notNullable();
+    t.specificType('embedding', 'vector');
+    t.specificType('tsv', 'tsvector');
+    t.unique(['document_version_id', 'ordinal']);
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('fragment_staging');
   await knex.schema.dropTable('fragments');
   await knex.schema.dropTable('document_versions');
   await knex.schema.dropTable('pipelines');

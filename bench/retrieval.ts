@@ -1,0 +1,620 @@
+// `npm run bench -- retrieval` (DESIGN §6): ingest synthetic clustered documents through the API
+// up to BENCH_FRAGMENTS fragments (default 100k; 384 dims, `hash` embedder, 1 KB chunks), then
+// k=5 similarity searches with a classification and a 5 % metadata filter. Reports ingestion
+// fragments/s, search p50/p95 through HTTP (with the same search straight on the store and as one
+// SQL statement as baselines) and recall@5 against an exact scan at ef_search 40 and 100.
+// The API and the worker run in this process (bench/harness.ts) on a fresh database.
+import type { Knex } from 'knex';
+import { Client as PgClient } from 'pg';
+import { resolveReader } from '../domain/classifications';
+import { compileFilter, parseFilter } from '../domain/filters';
+import { vectorParameter } from '../db/document-store';
+import { FragmentStore, type SearchScope } from '../db/fragment-store';
+import { hashEmbedding } from '../infra/embedders';
+import {
+  cpuBetween,
+  cpuSnapshot,
+  elapsedMs,
+  envInt,
+  figuresJson,
+  log,
+  machine,
+  percentile,
+  printTable,
+  round,
+  startBenchStack,
+  writeResults,
+  type BenchStack,
+  type Figure,
+} from './lib/harness';
+import { Corpus } from './lib/synthetic';
+
+const DIMS = 384;
+const K = 5;
+const FILTER = { bucket: { $lt: 5 } };
+const CLASSIFICATIONS = [{ name: 'internal', includes: ['public'] }, { name: 'public' }];
+const READERS = ['internal', 'public'] as const;
+
+const settings = {
+  fragments: envInt('BENCH_FRAGMENTS', 100_000),
+  queries: envInt('BENCH_QUERIES', 200),
+  warmup: envInt('BENCH_WARMUP', 20, 0),
+  batchDocuments: envInt('BENCH_BATCH_DOCS', 50),
+  /** Batch POSTs in flight at once. */
+  postConcurrency: envInt('BENCH_POST_CONCURRENCY', 2),
+  seed: envInt('BENCH_SEED', 42, 0),
+  /** Queries also answered by a full exact scan of `fragments` (slow at 100k: ~0.5 s each). */
+  fullExactQueries: envInt('BENCH_FULL_EXACT_QUERIES', 10, 0),
+  /** Queries whose recall is also measured without classification and filter. */
+  unfilteredRecallQueries: envInt('BENCH_UNFILTERED_RECALL_QUERIES', 50, 0),
+  /** Give up when no document became ready for this long. */
+  stallSeconds: envInt('BENCH_STALL_SECONDS', 120),
+  topics: 200,
+  /** Paragraphs (= fragments) per document: 24–57 paragraphs of 750–999 characters ≈ 20–50 KB. */
+  minParagraphs: 24,
+  maxParagraphs: 57,
+};
+
+const newCorpus = () =>
+  new Corpus({ seed: settings.seed, topics: settings.topics, wordsPerTopic: 100, commonWords: 500 });
+
+interface Summary {
+  p50: number;
+  p95: number;
+  mean: number;
+  max: number;
+}
+
+const summarise = (samples: number[]): Summary => ({
+  p50: round(percentile(samples, 50)),
+  p95: round(percentile(samples, 95)),
+  mean: round(samples.reduce((a, b) => a + b, 0) / samples.length),
+  max: round(Math.max(...samples)),
+});
+
+// ---- setup through the API ----------------------------------------------------------------
+
+async function createPipeline(stack: BenchStack): Promise<{ pipelineId: string; modelId: string }> {
+  const model = await stack.http.expect<{ id: string }>(201, 'POST', '/embedding_models', {
+    name: 'bench-hash-384',
+    provider: 'hash',
+    size: DIMS,
+  });
+  const splitter = await stack.http.expect<{ id: string }>(201, 'POST', '/text_splitters', {
+    name: 'bench-1k',
+    provider: 'recursive_character',
+    parameters: { chunk_size: 1000, chunk_overlap: 0 },
+  });
+  const pipeline = await stack.http.expect<{ id: string }>(201, 'POST', '/pipelines', {
+    name: 'bench-retrieval',
+    embedding_model_id: model.id,
+    text_splitter_id: splitter.id,
+    classifications: CLASSIFICATIONS,
+  });
+  return { pipelineId: pipeline.id, modelId: model.id };
+}
+
+// ---- ingestion ------------------------------------------------------------------------------
+
+/** Request bodies of every batch, generated before the clock starts. */
+function generateBatches(corpus: Corpus): { bodies: string[]; documents: number; fragments: number } {
+  const bodies: string[] = [];
+  let batch: unknown[] = [];
+  let fragments = 0;
+  let documents = 0;
+  while (fragments < settings.fragments) {
+    const paragraphs = Math.min(
+      corpus.rng.int(settings.minParagraphs, settings.maxParagraphs),
+      settings.fragments - fragments,
+    );
+    const doc = corpus.document(paragraphs);
+    batch.push({
+      content: doc.content,
+      classification: documents % 2 === 0 ? 'internal' : 'public',
+      metadata: { topic: doc.topic, bucket: corpus.rng.int(0, 99) },
+      external_id: `bench-${documents}`,
+    });
+    fragments += paragraphs;
+    documents += 1;
+    if (batch.length === settings.batchDocuments) {
+      bodies.push(JSON.stringify({ documents: batch }));
+      batch = [];
+    }
+  }
+  if (batch.length > 0) bodies.push(JSON.stringify({ documents: batch }));
+  return { bodies, documents, fragments };
+}
+
+async function activitySeconds(stack: BenchStack): Promise<Record<string, { count: number; sum_s: number }>> {
+  const metric = stack.worker.metrics.getSingleMetric('agentry_activity_duration_seconds');
+  const out: Record<string, { count: number; sum_s: number }> = {};
+  if (!metric) return out;
+  for (const v of (await metric.get()).values) {
+    const name = String(v.labels.activity);
+    const entry = (out[name] ??= { count: 0, sum_s: 0 });
+    const metricName = (v as { metricName?: string }).metricName ?? '';
+    if (metricName.endsWith('_sum')) entry.sum_s = round(entry.sum_s + v.value, 2);
+    if (metricName.endsWith('_count')) entry.count += v.value;
+  }
+  return out;
+}
+
+async function ingest(stack: BenchStack, pipelineId: string) {
+  const corpus = newCorpus();
+  const generated = generateBatches(corpus);
+  const bytes = generated.bodies.reduce((n, b) => n + b.length, 0);
+  log(
+    `ingesting ${generated.fragments} fragments in ${generated.documents} documents ` +
+      `(${round(bytes / 2 ** 20, 1)} MB, ${generated.bodies.length} batches of ≤ ${settings.batchDocuments})`,
+  );
+  const { rt } = stack;
+  const progress = async (): Promise<Record<string, number>> => {
+    const rows = (await rt
+      .db('document_versions')
+      .where({ pipeline_id: pipelineId })
+      .groupBy('status')
+      .select('status', rt.db.raw('count(*)::int AS n'))) as { status: string; n: number }[];
+    return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+  };
+
+  const cpuBefore = cpuSnapshot();
+  const start = process.hrtime.bigint();
+  let postsDoneMs = 0;
+  const queue = [...generated.bodies];
+  const poster = async (): Promise<void> => {
+    for (let body = queue.shift(); body !== undefined; body = queue.shift()) {
+      const res = await fetch(`${stack.http.baseUrl}/pipelines/${pipelineId}/documents:batch`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': stack.config.adminKeyId!,
+          'x-api-key-secret': stack.config.adminKeySecret!,
+        },
+        body,
+      });
+      if (res.status !== 202) throw new Error(`batch POST → ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    }
+  };
+  const posting = Promise.all(Array.from({ length: settings.postConcurrency }, poster)).then(() => {
+    postsDoneMs = elapsedMs(start);
+  });
+
+  // Done when the API lists no pending or processing document (the client's view).
+  const unfinished = `/pipelines/${pipelineId}/documents?status$in=pending,processing&limit=1`;
+  let lastReport = 0;
+  let lastReady = -1;
+  let lastChange = elapsedMs(start);
+  let postError: unknown;
+  posting.catch((err: unknown) => (postError = err));
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    if (postError) throw postError;
+    if (interrupted) throw new Error('interrupted');
+    if (postsDoneMs > 0) {
+      const page = await stack.http.expect<{ data: unknown[] }>(200, 'GET', unfinished);
+      if (page.data.length === 0) break;
+    }
+    if (elapsedMs(start) - lastReport > 10_000) {
+      lastReport = elapsedMs(start);
+      const statuses = await progress();
+      log(`  ${round(lastReport / 1000, 0)} s: ${JSON.stringify(statuses)}`);
+      if ((statuses.ready ?? 0) !== lastReady) {
+        lastReady = statuses.ready ?? 0;
+        lastChange = lastReport;
+      } else if (lastReport - lastChange > settings.stallSeconds * 1000) {
+        throw new Error(
+          `no document became ready for ${settings.stallSeconds} s: ${JSON.stringify(statuses)}`,
+        );
+      }
+    }
+  }
+  await posting;
+  const wallMs = elapsedMs(start);
+  const cpu = cpuBetween(cpuBefore, cpuSnapshot());
+  const statuses = await progress();
+  if ((statuses.failed ?? 0) > 0) throw new Error(`${statuses.failed} documents failed to ingest`);
+  const [{ n: fragments }] = (await rt
+    .db('fragments')
+    .where({ pipeline_id: pipelineId, current: true })
+    .whereNull('expired_at')
+    .count('* as n')) as unknown as [{ n: number }];
+  if (fragments !== generated.fragments)
+    log(`WARNING: ${fragments} current fragments, expected ${generated.fragments}`);
+  return {
+    documents: generated.documents,
+    fragments: Number(fragments),
+    megabytes: round(bytes / 2 ** 20, 1),
+    wall_s: round(wallMs / 1000, 2),
+    posts_s: round(postsDoneMs / 1000, 2),
+    fragments_per_s: round(Number(fragments) / (wallMs / 1000), 0),
+    documents_per_s: round(generated.documents / (wallMs / 1000), 1),
+    /** CPU seconds per component during ingestion (the machine has os.cpus().length cores). */
+    cpu,
+    activity_seconds: await activitySeconds(stack),
+  };
+}
+
+// ---- search ---------------------------------------------------------------------------------
+
+interface Query {
+  text: string;
+  classification: (typeof READERS)[number];
+  vector: number[];
+}
+
+async function search(stack: BenchStack, pipelineId: string, modelId: string) {
+  const { rt } = stack;
+  const efs = [...new Set([40, 100, stack.config.efSearch])];
+  // Timed methods: each gets queries of its own (a query another method ran would find its pages
+  // cached), taken in turn so that whatever else the machine does weighs on all of them alike.
+  const methods = ['http', ...efs.map((ef) => `store:${ef}`), 'sql'];
+  // Same vocabularies as the documents (same seed); the queries come from a stream of their own.
+  const corpus = newCorpus().reseed(settings.seed + 1);
+  const queries: Query[] = Array.from(
+    { length: (settings.warmup + settings.queries) * methods.length },
+    (_, i) => {
+      const { text } = corpus.query();
+      // Readers alternate per round, so every method sees both.
+      const reader = READERS[Math.floor(i / methods.length) % 2]!;
+      return { text, classification: reader, vector: hashEmbedding(text, DIMS) };
+    },
+  );
+  const pipeline = (await rt.pipelines.get(pipelineId))!;
+  const filter = compileFilter(parseFilter(FILTER), 'f.metadata');
+  const scopeOf = (q: Query): SearchScope => ({
+    pipelineId,
+    embeddingModelId: modelId,
+    size: DIMS,
+    classifications: resolveReader(q.classification, pipeline.closure),
+    filter,
+  });
+  const storeAt = (ef: number) => new FragmentStore(rt.db, rt.documents, ef);
+  const stores = new Map(efs.map((ef) => [ef, storeAt(ef)]));
+
+  // The vector statement the store sends, per reader (captured once): the `sql` method replays it
+  // with its own query vector (the one Buffer binding) on a dedicated connection whose session
+  // has the settings: one round trip, the floor of the store call (BEGIN, settings, query, COMMIT).
+  type Statement = { sql: string; bindings: unknown[] };
+  const templates = new Map<string, Statement>();
+  for (const reader of READERS) {
+    let captured: Statement | undefined;
+    const capture = (q: { sql: string; bindings?: unknown[] }): void => {
+      if (q.sql.includes('<=>')) captured = { sql: q.sql, bindings: q.bindings ?? [] };
+    };
+    rt.db.on('query', capture);
+    try {
+      await stores
+        .get(stack.config.efSearch)!
+        .nearest(scopeOf({ ...queries[0]!, classification: reader }), queries[0]!.vector, K);
+    } finally {
+      rt.db.off('query', capture);
+    }
+    if (!captured || captured.bindings.filter((b) => Buffer.isBuffer(b)).length !== 1)
+      throw new Error('could not capture the vector statement of the store');
+    templates.set(reader, captured);
+  }
+  const pg = new PgClient({ connectionString: stack.config.databaseUrl });
+  await pg.connect();
+  await pg.query(`SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = ${stack.config.efSearch}`);
+  const statementFor = (q: Query): Statement => {
+    const t = templates.get(q.classification)!;
+    return {
+      sql: t.sql,
+      bindings: t.bindings.map((b) => (Buffer.isBuffer(b) ? vectorParameter(q.vector) : b)),
+    };
+  };
+
+  const samples: Record<string, number[]> = Object.fromEntries(methods.map((m) => [m, []]));
+  let short = 0;
+  let plan: string[] = [];
+  try {
+    for (const [i, q] of queries.entries()) {
+      const method = methods[i % methods.length]!;
+      const measuredRound = Math.floor(i / methods.length) >= settings.warmup;
+      const t = process.hrtime.bigint();
+      let returned: number;
+      if (method === 'http') {
+        // Through HTTP with authentication, as a client (the server's ef_search).
+        const body = await stack.http.expect<{ data: unknown[] }>(
+          200,
+          'POST',
+          `/pipelines/${pipelineId}/search`,
+          {
+            query: q.text,
+            classification: q.classification,
+            filters: FILTER,
+            k: K,
+          },
+        );
+        returned = body.data.length;
+      } else if (method === 'sql') {
+        const st = statementFor(q);
+        returned = (await pg.query(st.sql, st.bindings)).rows.length;
+      } else {
+        // The store call the route makes: no HTTP, auth, pipeline and model lookups, embedding.
+        const ef = Number(method.split(':')[1]);
+        returned = (await stores.get(ef)!.nearest(scopeOf(q), q.vector, K)).length;
+      }
+      const ms = elapsedMs(t);
+      if (measuredRound) {
+        samples[method]!.push(ms);
+        if (returned < K) short += 1;
+      }
+    }
+    const st = statementFor(queries[queries.length - 1]!);
+    const res = await pg.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${st.sql}`,
+      st.bindings,
+    );
+    plan = res.rows.map((r) => r['QUERY PLAN'].replace(/'\[[^\]]*\]'/g, "'[…]'"));
+  } finally {
+    await pg.end();
+  }
+
+  // Answers of the store at ef_search 40 and 100 for the recall queries (untimed).
+  const measured = queries
+    .filter((_, i) => Math.floor(i / methods.length) >= settings.warmup)
+    .slice(0, settings.queries);
+  const found: Record<number, { id: string; distance: number }[][]> = { 40: [], 100: [] };
+  for (const ef of [40, 100]) {
+    for (const q of measured) {
+      const hits = await stores.get(ef)!.nearest(scopeOf(q), q.vector, K);
+      found[ef]!.push(hits.map((h) => ({ id: h.id, distance: h.distance })));
+    }
+  }
+
+  // 4. recall@5 of the store's answers in 2 against exact k-NN under the same predicates: the rows
+  // they keep for the widest reader are copied once into a scratch table, which each query scans
+  // exactly. The first queries also run as a full exact scan of `fragments` (index scans off): a
+  // check that both agree, and what a search costs without HNSW.
+  const scoped = (qb: Knex.QueryBuilder, classifications: string[]) =>
+    qb
+      .where('f.pipeline_id', pipelineId)
+      .where('f.embedding_model_id', modelId)
+      .where('f.current', true)
+      .whereNull('f.expired_at')
+      .whereIn('f.classification', classifications)
+      .whereRaw(filter.sql, filter.bindings as string[]);
+  const kept = scoped(
+    rt
+      .db('fragments as f')
+      .select('f.id', 'f.classification', rt.db.raw(`f.embedding::vector(${DIMS}) AS e`)),
+    resolveReader('internal', pipeline.closure),
+  );
+  await rt.db.raw('DROP TABLE IF EXISTS bench_exact');
+  await rt.db.raw(`CREATE UNLOGGED TABLE bench_exact AS ${kept.toString()}`);
+  type Row = { id: string; distance: number };
+  const truths: Row[][] = [];
+  for (const q of measured) {
+    const res = await rt.db.raw(
+      `SELECT id, e <=> ?::vector(${DIMS}) AS distance FROM bench_exact WHERE classification = ANY(?) ORDER BY distance LIMIT ${K}`,
+      [`[${q.vector.join(',')}]`, scopeOf(q).classifications],
+    );
+    truths.push(res.rows as Row[]);
+  }
+  const fullExact = (q: Query): Promise<Row[]> =>
+    rt.db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL enable_indexscan = off');
+      const distance = `(f.embedding::vector(${DIMS})) <=> ?::vector(${DIMS})`;
+      const literal = `[${q.vector.join(',')}]`;
+      return (await scoped(
+        trx('fragments as f').select('f.id', trx.raw(`${distance} AS distance`, [literal])),
+        scopeOf(q).classifications,
+      )
+        .orderByRaw(distance, [literal])
+        .limit(K)) as Row[];
+    });
+  const exactMs: number[] = [];
+  let disagreements = 0;
+  for (const [i, q] of measured.slice(0, settings.fullExactQueries).entries()) {
+    const t = process.hrtime.bigint();
+    const rows = await fullExact(q);
+    exactMs.push(elapsedMs(t));
+    const same =
+      rows.length === truths[i]!.length &&
+      rows.every((r, j) => Math.abs(r.distance - truths[i]![j]!.distance) < 1e-6);
+    if (!same) disagreements += 1;
+  }
+  if (disagreements > 0)
+    log(`WARNING: the scratch-table exact scan disagreed with the full scan on ${disagreements} queries`);
+  // The same without classification and filter, for a subset: how good the HNSW graph itself is
+  // (iterative scans and filters aside).
+  const unfilteredQueries = measured.slice(0, settings.unfilteredRecallQueries);
+  const unfilteredRecall: Record<number, number | null> = { 40: null, 100: null };
+  if (unfilteredQueries.length > 0) {
+    const all = resolveReader('internal', pipeline.closure);
+    await rt.db.raw('DROP TABLE IF EXISTS bench_exact_all');
+    await rt.db.raw(
+      `CREATE UNLOGGED TABLE bench_exact_all AS ${rt
+        .db('fragments as f')
+        .select('f.id', rt.db.raw(`f.embedding::vector(${DIMS}) AS e`))
+        .where('f.pipeline_id', pipelineId)
+        .where('f.embedding_model_id', modelId)
+        .where('f.current', true)
+        .whereNull('f.expired_at')
+        .toString()}`,
+    );
+    const allTruths: Row[][] = [];
+    for (const q of unfilteredQueries) {
+      const res = await rt.db.raw(
+        `SELECT id, e <=> ?::vector(${DIMS}) AS distance FROM bench_exact_all ORDER BY distance LIMIT ${K}`,
+        [`[${q.vector.join(',')}]`],
+      );
+      allTruths.push(res.rows as Row[]);
+    }
+    for (const ef of [40, 100]) {
+      const store = storeAt(ef);
+      let hit = 0;
+      let wanted = 0;
+      for (const [i, q] of unfilteredQueries.entries()) {
+        const truth = allTruths[i]!;
+        const hits = await store.nearest({ ...scopeOf(q), classifications: all, filter: null }, q.vector, K);
+        const kth = truth.length > 0 ? Number(truth[truth.length - 1]!.distance) : Infinity;
+        const ids = new Set(truth.map((r) => r.id));
+        hit += hits.filter((h) => ids.has(h.id) || h.distance <= kth + 1e-6).length;
+        wanted += truth.length;
+      }
+      unfilteredRecall[ef] = round(wanted === 0 ? 1 : hit / wanted, 4);
+    }
+  }
+
+  const recall: Record<number, number> = {};
+  for (const ef of [40, 100]) {
+    let hit = 0;
+    let wanted = 0;
+    for (const [i, truth] of truths.entries()) {
+      // Ties at the k-th distance count as found: any of them is a correct answer.
+      const kth = truth.length > 0 ? Number(truth[truth.length - 1]!.distance) : Infinity;
+      const ids = new Set(truth.map((r) => r.id));
+      hit += found[ef]![i]!.filter((h) => ids.has(h.id) || h.distance <= kth + 1e-6).length;
+      wanted += truth.length;
+    }
+    recall[ef] = round(wanted === 0 ? 1 : hit / wanted, 4);
+  }
+
+  const embed: number[] = measured.map((q) => {
+    const t = process.hrtime.bigint();
+    hashEmbedding(q.text, DIMS);
+    return elapsedMs(t);
+  });
+
+  return {
+    queries: measured.length,
+    short_results: short,
+    http_ms: summarise(samples.http!),
+    direct_store_ms: Object.fromEntries(
+      efs.map((ef) => [`ef${ef}`, summarise(samples[`store:${ef}`]!)]),
+    ) as Record<string, Summary>,
+    sql_statement_ms: summarise(samples.sql!),
+    exact_scan_ms: summarise(exactMs),
+    exact_check_disagreements: disagreements,
+    embed_query_ms: summarise(embed),
+    recall_at_5: { ef40: recall[40]!, ef100: recall[100]! },
+    /** Without classification and filter, over the first `unfilteredRecallQueries` queries. */
+    unfiltered_recall_at_5: {
+      queries: unfilteredQueries.length,
+      ef40: unfilteredRecall[40],
+      ef100: unfilteredRecall[100],
+    },
+    plan,
+  };
+}
+
+// ---- main -----------------------------------------------------------------------------------
+
+// The Temporal runtime turns SIGINT/SIGTERM into a worker shutdown and keeps the process alive:
+// note the signal, so the run stops, cleans up (the database) and exits.
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (interrupted = true));
+
+async function main(): Promise<void> {
+  const started = process.hrtime.bigint();
+  const stack = await startBenchStack('retrieval');
+  try {
+    log(
+      `database ${stack.databaseName}; ingestion batch ${stack.config.ingestion.batchSize}, ` +
+        `parallelism ${stack.config.ingestion.parallelism}, db pool ${stack.config.dbPoolMax}, ef_search ${stack.config.efSearch}`,
+    );
+    const { pipelineId, modelId } = await createPipeline(stack);
+    const ingestion = await ingest(stack, pipelineId);
+    log(`ingested ${ingestion.fragments} fragments in ${ingestion.wall_s} s; analysing`);
+    await stack.rt.db.raw('ANALYZE fragments');
+    const sizes = (
+      await stack.rt.db.raw(`SELECT pg_size_pretty(pg_relation_size('fragments')) AS heap,
+        pg_size_pretty(pg_total_relation_size('fragments')) AS total,
+        (SELECT pg_size_pretty(pg_relation_size(i.indexrelid)) FROM pg_index i
+          WHERE i.indrelid = 'fragments'::regclass AND i.indexrelid::regclass::text LIKE 'fragments_hnsw_%' LIMIT 1) AS hnsw_index,
+        current_setting('shared_buffers') AS shared_buffers`)
+    ).rows[0] as Record<string, string>;
+    log(`searching (${settings.warmup} warm-up + ${settings.queries} queries)`);
+    const searching = await search(stack, pipelineId, modelId);
+    const figures: Figure[] = [
+      { figure: 'ingestion', value: ingestion.fragments_per_s, unit: 'fragments/s', target: { min: 1000 } },
+      { figure: 'search p50 (HTTP)', value: searching.http_ms.p50, unit: 'ms', target: { max: 5 } },
+      { figure: 'search p95 (HTTP)', value: searching.http_ms.p95, unit: 'ms', target: { max: 15 } },
+      {
+        figure: 'recall@5, ef_search 40',
+        value: searching.recall_at_5.ef40,
+        unit: '',
+        target: { min: 0.95 },
+      },
+      {
+        figure: 'recall@5, ef_search 100',
+        value: searching.recall_at_5.ef100,
+        unit: '',
+        target: { min: 0.95 },
+      },
+      { figure: '  baseline: store p50 (ef 100)', value: searching.direct_store_ms.ef100!.p50, unit: 'ms' },
+      { figure: '  baseline: store p95 (ef 100)', value: searching.direct_store_ms.ef100!.p95, unit: 'ms' },
+      { figure: '  baseline: store p50 (ef 40)', value: searching.direct_store_ms.ef40!.p50, unit: 'ms' },
+      { figure: '  baseline: one SQL statement p50', value: searching.sql_statement_ms.p50, unit: 'ms' },
+      { figure: '  baseline: one SQL statement p95', value: searching.sql_statement_ms.p95, unit: 'ms' },
+      ...(searching.exact_scan_ms.p50 >= 0
+        ? [{ figure: '  full exact scan p50 (no HNSW)', value: searching.exact_scan_ms.p50, unit: 'ms' }]
+        : []),
+      ...(searching.unfiltered_recall_at_5.queries > 0
+        ? [
+            {
+              figure: '  recall@5 unfiltered, ef 40',
+              value: searching.unfiltered_recall_at_5.ef40!,
+              unit: '',
+            },
+            {
+              figure: '  recall@5 unfiltered, ef 100',
+              value: searching.unfiltered_recall_at_5.ef100!,
+              unit: '',
+            },
+          ]
+        : []),
+    ];
+    const runSeconds = round(elapsedMs(started) / 1000, 1);
+    printTable(
+      `retrieval: ${ingestion.fragments} fragments, ${DIMS} dims, k=${K}, classification + 5 % filter, ${searching.queries} queries`,
+      figures,
+    );
+    const c = ingestion.cpu;
+    const per1k = (x: number | null) =>
+      x === null ? 'n/a' : `${round((x / ingestion.fragments) * 1000, 2)} s`;
+    console.log(
+      `ingestion CPU per 1000 fragments: postgres ${per1k(c.postgres_s)}, node (API + worker + client) ` +
+        `${per1k(c.node_s)}, temporal ${per1k(c.temporal_s)}, other processes ${per1k(c.other_s)}; ` +
+        `machine busy ${c.machine_busy_s ?? 'n/a'} of ${c.available_s} CPU-s`,
+    );
+    console.log(
+      `fragments: heap ${sizes.heap}, total ${sizes.total}, HNSW index ${sizes.hnsw_index}; shared_buffers ${sizes.shared_buffers}`,
+    );
+    if (searching.short_results > 0)
+      console.log(`WARNING: ${searching.short_results} searches returned fewer than ${K} fragments`);
+    console.log(`plan of the search statement (ef_search ${stack.config.efSearch}):`);
+    for (const line of searching.plan) console.log(`  ${line}`);
+    const file = writeResults('retrieval', {
+      date: new Date().toISOString(),
+      machine: machine(),
+      run_seconds: runSeconds,
+      settings: {
+        ...settings,
+        dims: DIMS,
+        k: K,
+        filter: FILTER,
+        ingestion_batch_size: stack.config.ingestion.batchSize,
+        ingestion_parallelism: stack.config.ingestion.parallelism,
+        db_pool_max: stack.config.dbPoolMax,
+        server_ef_search: stack.config.efSearch,
+      },
+      fragments: ingestion.fragments,
+      sizes,
+      ingestion,
+      search: searching,
+      figures: figuresJson(figures),
+    });
+    console.log(`\nwritten to ${file} (run time ${runSeconds} s)`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(1);
+});
