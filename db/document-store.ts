@@ -213,17 +213,19 @@ export class DocumentStore {
     const columns = Object.fromEntries(
       Object.keys(DOCUMENT_FIELDS).map((f) => [f, f === 'id' ? 'd.document_id' : `d.${f}`]),
     );
+    // A listed document's `id` is its document id (cursors and filters use it); the version row
+    // id travels as `version_row_id`.
     return listPage<Row, DocumentVersion>(
       () =>
         this.db
           .from(latest)
-          .select('d.*', this.db.raw('d.document_id AS doc_id'))
+          .select('d.*', this.db.raw('d.document_id AS id'), this.db.raw('d.id AS version_row_id'))
           .whereNot((w) => w.where('d.status', 'ready').whereNotNull('d.expired_at')),
       columns,
       req,
-      (row) => toVersion(row),
+      (row) => toVersion({ ...row, id: row.version_row_id as string }),
       ['external_id'],
-    ).then((page) => page);
+    );
   }
 
   /** DELETE: expires the current version and its fragments (and cancels nothing else). */

@@ -390,6 +390,36 @@ describe('§5 documents and §6 search', () => {
   });
 });
 
+describe('§1 document lists', () => {
+  it('§1: documents of one batch (same created_at) page one by one, each exactly once, both ways', async () => {
+    const pipelineId = await createPipeline('paging');
+    const batch = await stack.api.post(`/pipelines/${pipelineId}/documents:batch`, {
+      documents: [1, 2, 3, 4].map((i) => ({ content: `Paging document ${i}.`, classification: 'public' })),
+    });
+    expect(batch.status).toBe(202);
+    const expected = batch.body.data.map((d: any) => d.id).sort();
+    const forward: string[] = [];
+    let page = await stack.api.get(`/pipelines/${pipelineId}/documents?limit=1`);
+    for (;;) {
+      forward.push(...page.body.data.map((d: any) => d.id));
+      if (!page.body.page_info.has_next) break;
+      page = await stack.api.get(
+        `/pipelines/${pipelineId}/documents?limit=1&after=${page.body.page_info.after}`,
+      );
+    }
+    expect([...forward].sort()).toEqual(expected);
+    const backward: string[] = [];
+    for (;;) {
+      backward.unshift(...page.body.data.map((d: any) => d.id));
+      if (!page.body.page_info.has_prev) break;
+      page = await stack.api.get(
+        `/pipelines/${pipelineId}/documents?limit=1&before=${page.body.page_info.before}`,
+      );
+    }
+    expect(backward).toEqual(forward);
+  });
+});
+
 describe('§16 OpenAPI of the knowledge endpoints', () => {
   it('§16: /openapi.json lists the knowledge paths with their parameters and request schemas', async () => {
     const doc = (await stack.api.get('/openapi.json')).body;
