@@ -10,6 +10,7 @@ export default tseslint.config(
       'node_modules/**',
       '.agentry/**',
       '.jest-cache/**',
+      '.jest-cache-*/**',
       'coverage/**',
       '**/*.js',
       '*.mjs',

@@ -5,8 +5,11 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 export const ADMIN_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
-export const TEMPLATE_DATABASE = 'agentry_test_template';
-export const STATE_DIR = path.join(ROOT, '.jest-cache');
+// AGENTRY_TEST_RUN names a run, so that test runs of several checkouts or people on one machine
+// use their own template database and state directory.
+const RUN = /^[a-z0-9_]{1,20}$/.test(process.env.AGENTRY_TEST_RUN ?? '') ? process.env.AGENTRY_TEST_RUN! : '';
+export const TEMPLATE_DATABASE = RUN ? `agentry_test_template_${RUN}` : 'agentry_test_template';
+export const STATE_DIR = path.join(ROOT, RUN ? `.jest-cache-${RUN}` : '.jest-cache');
 export const WORKFLOW_BUNDLE = path.join(STATE_DIR, 'workflow-bundle.js');
 export const TEMPORAL_PID_FILE = path.join(STATE_DIR, 'temporal.pid');
 
