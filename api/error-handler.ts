@@ -78,6 +78,25 @@ function fromDatabaseInput(err: unknown): string | null {
   return null;
 }
 
+/**
+ * Seed 002's endpoints (`/api/...`) answer every error as `{"success": false, "error", "details"?}`
+ * (SPEC §12); the others as `{"detail", "errors"?}` (SPEC §1).
+ */
+function sendError(
+  req: Parameters<ErrorRequestHandler>[1],
+  res: Parameters<ErrorRequestHandler>[2],
+  status: number,
+  message: string,
+  err?: AgentryError,
+): void {
+  if (req.originalUrl.startsWith('/api/')) {
+    const details = err?.details ?? err?.items;
+    res.status(status).json({ success: false, error: message, ...(details ? { details } : {}) });
+    return;
+  }
+  res.status(status).json({ detail: message, ...(err?.items ? { errors: err.items } : {}) });
+}
+
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
   next(new NotFound(`Not found: ${req.method} ${req.path}`));
 };
@@ -92,34 +111,32 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     const status = statusOf(err);
     if (err instanceof TooManyRequests || err instanceof Unavailable)
       res.set('Retry-After', String(err.retryAfterSeconds));
-    res.status(status).json({ detail: err.message, ...(err.items ? { errors: err.items } : {}) });
+    sendError(req, res, status, err.message, err);
     return;
   }
   // The router could not percent-decode a path segment (`/llms/%E0%A4%A`): that path names no
   // valid id, which SPEC §1 makes a 404, not a 500.
   if (err instanceof URIError) {
-    res.status(404).json({ detail: `Not found: ${req.method} ${req.originalUrl.split('?')[0]}` });
+    sendError(req, res, 404, `Not found: ${req.method} ${req.originalUrl.split('?')[0]}`);
     return;
   }
   const parsed = fromBodyParser(err as { type?: string });
   if (parsed) {
-    res.status(parsed.status).json({ detail: parsed.detail });
+    sendError(req, res, parsed.status, parsed.detail);
     return;
   }
   const badText = fromDatabaseInput(err);
   if (badText) {
-    res.status(400).json({ detail: badText });
+    sendError(req, res, 400, badText);
     return;
   }
   if (isDependencyFailure(err)) {
     req.log.warn({ err: (err as Error).message }, 'dependency unavailable');
-    res
-      .set('Retry-After', '5')
-      .status(503)
-      .json({ detail: 'A dependency is unavailable; try again shortly' });
+    res.set('Retry-After', '5');
+    sendError(req, res, 503, 'A dependency is unavailable; try again shortly');
     return;
   }
   const logId = randomUUID();
   req.log.error({ err, logId }, 'unhandled error');
-  res.status(500).json({ detail: `Internal server error (log id ${logId})` });
+  sendError(req, res, 500, `Internal server error (log id ${logId})`);
 };

@@ -6,6 +6,7 @@ import pg from 'pg';
 import * as foundation from './migrations/001-foundation';
 import * as knowledge from './migrations/002-knowledge';
 import * as agents from './migrations/003-agents';
+import * as prompts from './migrations/004-prompts';
 
 export type { Knex };
 
@@ -16,6 +17,7 @@ const migrations: Record<string, Knex.Migration> = {
   '001-foundation': foundation,
   '002-knowledge': knowledge,
   '003-agents': agents,
+  '004-prompts': prompts,
 };
 
 const migrationSource: Knex.MigrationSource<string> = {

@@ -10,12 +10,19 @@ export interface ErrorItem {
 
 export abstract class AgentryError extends Error {
   abstract readonly kind: string;
+  /** Seed 002's `details` (reference errors, guardrail reasons), for the `/api/...` error shape. */
+  details?: unknown[];
   constructor(
     message: string,
     readonly items?: ErrorItem[],
   ) {
     super(message);
     this.name = new.target.name;
+  }
+
+  withDetails(details: unknown[]): this {
+    this.details = details;
+    return this;
   }
 }
 

@@ -36,6 +36,10 @@ export interface Config {
   ingestion: IngestionProfile;
   /** HNSW `ef_search` for vector searches (SR-5). */
   efSearch: number;
+  /** PC-5: how long answers of EXECUTE references stay cached. */
+  executeCacheTtlSeconds: number;
+  /** PC-9, CH-2: the LLM of prompts without routing when the request names none. */
+  defaultLlmId: string | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -58,6 +62,15 @@ class Reader {
       return fallback;
     }
     return n;
+  }
+
+  uuid(name: string): string | undefined {
+    const raw = this.str(name);
+    if (raw !== undefined && !isUuid(raw)) {
+      this.errors.push(`${name} must be a UUID (got "${raw}")`);
+      return undefined;
+    }
+    return raw?.toLowerCase();
   }
 
   num(name: string, fallback: number, min: number): number {
@@ -135,6 +148,8 @@ export function loadConfig(env: Env = process.env): Config {
       maximumIntervalMs: r.int('AGENTRY_LLM_RETRY_MAX_INTERVAL_MS', 30_000, 1),
     },
     efSearch: r.int('AGENTRY_HNSW_EF_SEARCH', 100, 1, 1000),
+    executeCacheTtlSeconds: r.int('AGENTRY_EXECUTE_CACHE_TTL', 300, 1),
+    defaultLlmId: r.uuid('AGENTRY_DEFAULT_LLM_ID'),
     ingestion: {
       startToCloseMs: r.int('AGENTRY_INGESTION_START_TO_CLOSE_MS', 60_000, 1),
       heartbeatTimeoutMs: r.int('AGENTRY_INGESTION_HEARTBEAT_TIMEOUT_MS', 20_000, 1),

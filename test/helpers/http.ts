@@ -54,6 +54,7 @@ export class Api {
   post = <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
     this.request<T>('POST', path, body, headers);
   patch = <T = any>(path: string, body?: unknown) => this.request<T>('PATCH', path, body);
+  put = <T = any>(path: string, body?: unknown) => this.request<T>('PUT', path, body);
   delete = <T = any>(path: string) => this.request<T>('DELETE', path);
 }
 

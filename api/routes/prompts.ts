@@ -1,0 +1,461 @@
+// Seed 002's prompt library (SPEC §12): /api/v1/prompts (PC-1, PC-2, PC-7), routing policies
+// (PC-10) and the EXECUTE cache statistics (PC-5). Success bodies keep the seed's shapes; errors
+// are `{"success": false, "error", "details"?}` (api/error-handler.ts).
+import { Router, type Request } from 'express';
+import { randomBytes } from 'node:crypto';
+import type { LlmStore } from '../../db/llm-store';
+import type { PromptStore, StoredPrompt } from '../../db/prompt-store';
+import type { RoutingPolicy, RoutingPolicyStore } from '../../db/routing-policy-store';
+import { Conflict, Forbidden, InvalidInput, NotFound } from '../../domain/errors';
+import { can, isAdmin, type Principal } from '../../domain/permissions';
+import { analyzeEmbeddability, referencesIn, type PromptDefinition } from '../../domain/prompt-analysis';
+import type { ExecuteCache } from '../../infra/execute-cache';
+import { isUuid, newId } from '../../infra/ids';
+import { createPlanner } from '../../activities/prompt-planning';
+import { principalOf } from '../auth';
+import type { RouteRegistry } from '../route-registry';
+import {
+  createPromptSchema,
+  promptEnvelopeSchema,
+  routingPolicyBodySchema,
+  updatePromptSchema,
+  updateRoutingPolicySchema,
+  type PromptBody,
+  type RoutingPolicyBody,
+} from '../schemas/prompts';
+
+export interface PromptRouteDeps {
+  prompts: PromptStore;
+  routingPolicies: RoutingPolicyStore;
+  llms: LlmStore;
+  executeCache: ExecuteCache;
+}
+
+const TEMPLATE_LIMIT_BYTES = 100 * 1024;
+
+export function presentPrompt(p: StoredPrompt) {
+  const a = analyzeEmbeddability(p);
+  return {
+    id: p.id,
+    promptId: p.promptId,
+    name: p.name,
+    systemPrompt: p.systemPrompt,
+    userPrompt: p.userPrompt,
+    temperature: p.temperature,
+    attachment: p.attachment,
+    routingPolicyId: p.routingPolicyId,
+    customGatewayId: p.customGatewayId,
+    isEmbeddable: a.isEmbeddable,
+    executionMode: a.executionMode,
+    requiresAttachment: a.requiresAttachment,
+    requiresDynamicData: a.requiresDynamicData,
+    embeddingBlockedReason: a.blockedReason,
+    suggestedMode: a.suggestedMode,
+    warnings: a.warnings,
+    createdAt: p.createdAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
+  };
+}
+
+function presentListed(p: StoredPrompt) {
+  const full = presentPrompt(p);
+  const { isEmbeddable, executionMode, requiresAttachment, requiresDynamicData, suggestedMode, warnings } =
+    full;
+  return {
+    id: p.id,
+    promptId: p.promptId,
+    name: p.name,
+    systemPrompt: p.systemPrompt,
+    userPrompt: p.userPrompt,
+    temperature: p.temperature,
+    attachment: p.attachment,
+    routingPolicyId: p.routingPolicyId,
+    customGatewayId: p.customGatewayId,
+    createdAt: full.createdAt,
+    updatedAt: full.updatedAt,
+    embeddability: {
+      isEmbeddable,
+      executionMode,
+      requiresAttachment,
+      requiresDynamicData,
+      blockedReason: full.embeddingBlockedReason,
+      suggestedMode,
+      warnings,
+    },
+  };
+}
+
+const presentPolicy = (p: RoutingPolicy) => ({
+  id: p.id,
+  name: p.name,
+  llms: p.llms,
+  createdAt: p.createdAt.toISOString(),
+  updatedAt: p.updatedAt.toISOString(),
+});
+
+/**
+ * PC-7 / AG-10: every `{{prompt:...}}` of the texts names an existing prompt the key may use,
+ * embeddable, without cycles and within depth 3; otherwise 400 with the seed's details.
+ * `selfId` is the prompt being saved (a reference back to it is a cycle).
+ */
+export async function checkReferences(
+  deps: Pick<PromptRouteDeps, 'prompts' | 'routingPolicies'>,
+  principal: Principal,
+  texts: Record<string, string | null | undefined>,
+  selfId?: string,
+): Promise<string[]> {
+  const planner = createPlanner(deps, principal, { onlyDirect: true });
+  await planner.preload(Object.values(texts));
+  for (const [field, text] of Object.entries(texts))
+    if (text) planner.resolveReferencesOf(field, text, selfId ? [selfId] : []);
+  if (planner.problems.length > 0) {
+    throw new InvalidInput('Invalid prompt references').withDetails(
+      planner.problems.map((p) => ({ promptId: p.promptId, reason: p.reason, position: p.position })),
+    );
+  }
+  return [...new Set(referencesIn(texts).map((r) => r.token.promptId))];
+}
+
+function checkTemplateSize(def: PromptDefinition): void {
+  for (const [field, text] of [
+    ['systemPrompt', def.systemPrompt],
+    ['userPrompt', def.userPrompt],
+  ] as const) {
+    const bytes = text ? Buffer.byteLength(text, 'utf8') : 0;
+    if (bytes > TEMPLATE_LIMIT_BYTES)
+      throw new InvalidInput(
+        `${field} is ${bytes} bytes; the template limit is ${TEMPLATE_LIMIT_BYTES} bytes`,
+      );
+  }
+}
+
+export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Router {
+  const router = Router();
+
+  const loadPrompt = async (principal: Principal, promptId: unknown, action: 'read' | 'write') => {
+    const id = String(promptId);
+    const prompt = await deps.prompts.get(id);
+    if (!prompt || !can(principal, 'read', 'prompts', { id: prompt.promptId, ownerKeyId: prompt.ownerKeyId }))
+      throw new NotFound(`Prompt ${id} not found`);
+    if (
+      action === 'write' &&
+      !can(principal, 'write', 'prompts', { id: prompt.promptId, ownerKeyId: prompt.ownerKeyId })
+    )
+      throw new Forbidden(`API key lacks write permission on prompt ${id}`);
+    return prompt;
+  };
+
+  /** The routing of a prompt names objects that exist and that the key can read (400 otherwise). */
+  const checkRouting = async (principal: Principal, def: PromptDefinition): Promise<void> => {
+    if (def.routingPolicyId) {
+      const policy = await deps.routingPolicies.get(def.routingPolicyId);
+      if (!policy || !can(principal, 'read', 'routing_policies', policy))
+        throw new InvalidInput(`routingPolicyId: routing policy ${def.routingPolicyId} not found`);
+    }
+    if (def.customGatewayId) {
+      const llm = await deps.llms.get(def.customGatewayId);
+      if (!llm || !can(principal, 'read', 'llms', llm))
+        throw new InvalidInput(`customGatewayId: LLM ${def.customGatewayId} not found`);
+    }
+  };
+
+  const definitionOf = (
+    body: Partial<PromptBody>,
+    base?: StoredPrompt,
+  ): PromptDefinition & { name: string } => ({
+    name: body.name ?? base!.name,
+    systemPrompt: body.systemPrompt !== undefined ? body.systemPrompt : (base?.systemPrompt ?? null),
+    userPrompt: body.userPrompt ?? base!.userPrompt,
+    temperature: body.temperature !== undefined ? body.temperature : (base?.temperature ?? null),
+    attachment: body.attachment !== undefined ? body.attachment : (base?.attachment ?? null),
+    routingPolicyId:
+      body.routingPolicyId !== undefined
+        ? (body.routingPolicyId?.toLowerCase() ?? null)
+        : (base?.routingPolicyId ?? null),
+    customGatewayId:
+      body.customGatewayId !== undefined
+        ? (body.customGatewayId?.toLowerCase() ?? null)
+        : (base?.customGatewayId ?? null),
+    requiresAttachment: body.requiresAttachment ?? base?.requiresAttachment ?? false,
+    requiresDynamicData: body.requiresDynamicData ?? base?.requiresDynamicData ?? false,
+  });
+
+  routes.add<PromptBody>(
+    router,
+    {
+      method: 'post',
+      path: '/api/v1/prompts',
+      summary: 'Store a prompt; its embeddability is analysed (PC-1, PC-2)',
+      tag: 'Prompt library',
+      permission: 'write:prompts',
+      body: createPromptSchema,
+      success: {
+        status: 201,
+        description: '{"success": true, "prompt": {...}}',
+        schema: promptEnvelopeSchema,
+      },
+      errors: [400, 401, 403, 409],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      if (!can(principal, 'write', 'prompts', { id: '' }))
+        throw new Forbidden('API key lacks write:prompts permission to create prompts');
+      const def = definitionOf(req.body);
+      checkTemplateSize(def);
+      const promptId = req.body.promptId ?? `prompt_${randomBytes(8).toString('hex')}`;
+      if (await deps.prompts.get(promptId)) throw new Conflict(`Prompt id already exists: ${promptId}`);
+      await checkRouting(principal, def);
+      const references = await checkReferences(
+        deps,
+        principal,
+        { systemPrompt: def.systemPrompt, userPrompt: def.userPrompt },
+        promptId,
+      );
+      const prompt = await deps.prompts.create(
+        { ...def, id: newId(), promptId, ownerKeyId: principal.keyId },
+        references,
+      );
+      res.status(201).json({ success: true, prompt: presentPrompt(prompt) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/v1/prompts',
+      summary: 'The prompts the key can read, with their embeddability',
+      tag: 'Prompt library',
+      permission: 'read:prompts',
+      success: { status: 200, description: '{"prompts": [...]}' },
+      errors: [401],
+    },
+    async (req, res) => {
+      const prompts = await deps.prompts.listReadable(principalOf(req));
+      res.json({ prompts: prompts.map(presentListed) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/v1/prompts/:promptId',
+      summary: 'One prompt',
+      tag: 'Prompt library',
+      permission: 'read:prompts',
+      success: {
+        status: 200,
+        description: '{"success": true, "prompt": {...}}',
+        schema: promptEnvelopeSchema,
+      },
+      errors: [401, 404],
+    },
+    async (req, res) => {
+      const prompt = await loadPrompt(principalOf(req), req.params.promptId, 'read');
+      res.json({ success: true, prompt: presentPrompt(prompt) });
+    },
+  );
+
+  routes.add<Partial<PromptBody>>(
+    router,
+    {
+      method: 'put',
+      path: '/api/v1/prompts/:promptId',
+      summary: 'Update a prompt (named fields only); re-analysed, its EXECUTE cache cleared',
+      tag: 'Prompt library',
+      permission: 'write:prompts',
+      body: updatePromptSchema,
+      success: {
+        status: 200,
+        description: '{"success": true, "prompt": {...}}',
+        schema: promptEnvelopeSchema,
+      },
+      errors: [400, 401, 403, 404],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      const current = await loadPrompt(principal, req.params.promptId, 'write');
+      const def = definitionOf(req.body, current);
+      checkTemplateSize(def);
+      await checkRouting(principal, def);
+      const references = await checkReferences(
+        deps,
+        principal,
+        { systemPrompt: def.systemPrompt, userPrompt: def.userPrompt },
+        current.promptId,
+      );
+      const updated = await deps.prompts.update(current.promptId, def, references);
+      if (!updated) throw new NotFound(`Prompt ${current.promptId} not found`);
+      await deps.executeCache.clearPrompt(updated.promptId);
+      res.json({ success: true, prompt: presentPrompt(updated) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'delete',
+      path: '/api/v1/prompts/:promptId',
+      summary: 'Delete a prompt (409 while a prompt, agent or chain references it)',
+      tag: 'Prompt library',
+      permission: 'write:prompts',
+      success: { status: 200, description: '{"success": true}' },
+      errors: [401, 403, 404, 409],
+    },
+    async (req, res) => {
+      const prompt = await loadPrompt(principalOf(req), req.params.promptId, 'write');
+      await deps.prompts.delete(prompt.promptId);
+      await deps.executeCache.clearPrompt(prompt.promptId);
+      res.json({ success: true });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/v1/cache/stats',
+      summary: 'EXECUTE cache statistics (admin)',
+      tag: 'Prompt library',
+      permission: 'admin',
+      success: { status: 200, description: '{hits, misses, entries, hitRate}' },
+      errors: [401, 403],
+    },
+    async (req, res) => {
+      if (!isAdmin(principalOf(req))) throw new Forbidden('Cache statistics need the admin permission');
+      res.json(await deps.executeCache.stats());
+    },
+  );
+
+  routingPolicyRoutes(routes, router, deps);
+  return router;
+}
+
+function routingPolicyRoutes(routes: RouteRegistry, router: Router, deps: PromptRouteDeps): void {
+  const load = async (principal: Principal, req: Request, action: 'read' | 'write') => {
+    const id = String(req.params.id);
+    const policy = isUuid(id) ? await deps.routingPolicies.get(id.toLowerCase()) : null;
+    if (!policy || !can(principal, 'read', 'routing_policies', policy))
+      throw new NotFound(`Routing policy ${id} not found`);
+    if (action === 'write' && !can(principal, 'write', 'routing_policies', policy))
+      throw new Forbidden(`API key lacks write permission on routing policy ${id}`);
+    return policy;
+  };
+  const checkLlms = async (principal: Principal, llms: string[]): Promise<string[]> => {
+    const ids = llms.map((id) => id.toLowerCase());
+    for (const [i, id] of ids.entries()) {
+      const llm = await deps.llms.get(id);
+      if (!llm || !can(principal, 'read', 'llms', llm))
+        throw new InvalidInput(`llms[${i}]: LLM ${id} not found`);
+    }
+    return ids;
+  };
+
+  routes.add<RoutingPolicyBody>(
+    router,
+    {
+      method: 'post',
+      path: '/api/v1/routing-policies',
+      summary: 'Create a routing policy: registered LLMs tried in order (PC-10)',
+      tag: 'Prompt library',
+      permission: 'write:routing_policies',
+      body: routingPolicyBodySchema,
+      success: { status: 201, description: '{"success": true, "routingPolicy": {id, name, llms}}' },
+      errors: [400, 401, 403, 409],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      if (!can(principal, 'write', 'routing_policies', { id: '' }))
+        throw new Forbidden('API key lacks write:routing_policies permission to create routing policies');
+      const llms = await checkLlms(principal, req.body.llms);
+      const policy = await deps.routingPolicies.create({
+        id: newId(),
+        name: req.body.name,
+        llms,
+        ownerKeyId: principal.keyId,
+      });
+      res.status(201).json({ success: true, routingPolicy: presentPolicy(policy) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/v1/routing-policies',
+      summary: 'The routing policies the key can read',
+      tag: 'Prompt library',
+      permission: 'read:routing_policies',
+      success: { status: 200, description: '{"routingPolicies": [...]}' },
+      errors: [401],
+    },
+    async (req, res) => {
+      const policies = await deps.routingPolicies.listReadable(principalOf(req));
+      res.json({ routingPolicies: policies.map(presentPolicy) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/v1/routing-policies/:id',
+      summary: 'One routing policy',
+      tag: 'Prompt library',
+      permission: 'read:routing_policies',
+      success: { status: 200, description: '{"success": true, "routingPolicy": {...}}' },
+      errors: [401, 404],
+    },
+    async (req, res) => {
+      const policy = await load(principalOf(req), req, 'read');
+      res.json({ success: true, routingPolicy: presentPolicy(policy) });
+    },
+  );
+
+  routes.add<Partial<RoutingPolicyBody>>(
+    router,
+    {
+      method: 'put',
+      path: '/api/v1/routing-policies/:id',
+      summary: 'Update a routing policy (named fields only)',
+      tag: 'Prompt library',
+      permission: 'write:routing_policies',
+      body: updateRoutingPolicySchema,
+      success: { status: 200, description: '{"success": true, "routingPolicy": {...}}' },
+      errors: [400, 401, 403, 404, 409],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      const current = await load(principal, req, 'write');
+      const llms = req.body.llms ? await checkLlms(principal, req.body.llms) : current.llms;
+      const updated = await deps.routingPolicies.update(current.id, {
+        name: req.body.name ?? current.name,
+        llms,
+      });
+      if (!updated) throw new NotFound(`Routing policy ${current.id} not found`);
+      res.json({ success: true, routingPolicy: presentPolicy(updated) });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'delete',
+      path: '/api/v1/routing-policies/:id',
+      summary: 'Delete a routing policy (409 while a prompt uses it)',
+      tag: 'Prompt library',
+      permission: 'write:routing_policies',
+      success: { status: 200, description: '{"success": true}' },
+      errors: [401, 403, 404, 409],
+    },
+    async (req, res) => {
+      const policy = await load(principalOf(req), req, 'write');
+      const users = await deps.prompts.usingRoutingPolicy(policy.id);
+      if (users.length > 0)
+        throw new Conflict(`Routing policy ${policy.id} is used by prompt(s): ${users.join(', ')}`);
+      await deps.routingPolicies.delete(policy.id);
+      res.json({ success: true });
+    },
+  );
+}

@@ -1,0 +1,177 @@
+// Stored prompts (SPEC §12) and the reference graph between prompts, agents and chains. Prompts
+// are addressed by their `promptId` slug, which is also the id that permission grants name.
+import type { Knex } from 'knex';
+import { Conflict } from '../domain/errors';
+import { canOnAll, grantedIds, type Principal } from '../domain/permissions';
+import type { Attachment, PromptDefinition } from '../domain/prompt-analysis';
+
+export interface StoredPrompt extends PromptDefinition {
+  id: string;
+  promptId: string;
+  name: string;
+  ownerKeyId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type ReferenceSource = 'prompt' | 'agent' | 'chain';
+
+interface Row {
+  id: string;
+  prompt_id: string;
+  name: string;
+  system_prompt: string | null;
+  user_prompt: string;
+  temperature: number | null;
+  attachment: Attachment | null;
+  routing_policy_id: string | null;
+  custom_gateway_id: string | null;
+  requires_attachment: boolean;
+  requires_dynamic_data: boolean;
+  owner_key_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toPrompt = (r: Row): StoredPrompt => ({
+  id: r.id,
+  promptId: r.prompt_id,
+  name: r.name,
+  systemPrompt: r.system_prompt,
+  userPrompt: r.user_prompt,
+  temperature: r.temperature,
+  attachment: r.attachment,
+  routingPolicyId: r.routing_policy_id,
+  customGatewayId: r.custom_gateway_id,
+  requiresAttachment: r.requires_attachment,
+  requiresDynamicData: r.requires_dynamic_data,
+  ownerKeyId: r.owner_key_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toRow = (p: PromptDefinition & { name: string }) => ({
+  name: p.name,
+  system_prompt: p.systemPrompt,
+  user_prompt: p.userPrompt,
+  temperature: p.temperature,
+  attachment: p.attachment === null ? null : JSON.stringify(p.attachment),
+  routing_policy_id: p.routingPolicyId,
+  custom_gateway_id: p.customGatewayId,
+  requires_attachment: p.requiresAttachment,
+  requires_dynamic_data: p.requiresDynamicData,
+});
+
+export class PromptStore {
+  constructor(private readonly db: Knex) {}
+
+  async get(promptId: string): Promise<StoredPrompt | null> {
+    const row = (await this.db('prompts').where({ prompt_id: promptId }).first()) as Row | undefined;
+    return row ? toPrompt(row) : null;
+  }
+
+  async getMany(promptIds: readonly string[]): Promise<Map<string, StoredPrompt>> {
+    if (promptIds.length === 0) return new Map();
+    const rows = (await this.db('prompts').whereIn('prompt_id', [...new Set(promptIds)])) as Row[];
+    return new Map(rows.map((r) => [r.prompt_id, toPrompt(r)]));
+  }
+
+  /** Writes the prompt and its outgoing references in one transaction. */
+  async create(
+    prompt: PromptDefinition & { id: string; promptId: string; name: string; ownerKeyId: string },
+    references: readonly string[],
+  ): Promise<StoredPrompt> {
+    const now = new Date();
+    try {
+      return await this.db.transaction(async (trx) => {
+        const [row] = await trx('prompts')
+          .insert({
+            id: prompt.id,
+            prompt_id: prompt.promptId,
+            ...toRow(prompt),
+            owner_key_id: prompt.ownerKeyId,
+            created_at: now,
+            updated_at: now,
+          })
+          .returning('*');
+        await this.setReferences('prompt', prompt.promptId, references, trx);
+        return toPrompt(row as Row);
+      });
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505')
+        throw new Conflict(`Prompt id already exists: ${prompt.promptId}`);
+      throw err;
+    }
+  }
+
+  async update(
+    promptId: string,
+    next: PromptDefinition & { name: string },
+    references: readonly string[],
+  ): Promise<StoredPrompt | null> {
+    return this.db.transaction(async (trx) => {
+      const [row] = await trx('prompts')
+        .where({ prompt_id: promptId })
+        .update({ ...toRow(next), updated_at: new Date() })
+        .returning('*');
+      if (!row) return null;
+      await this.setReferences('prompt', promptId, references, trx);
+      return toPrompt(row as Row);
+    });
+  }
+
+  /** Deletes the prompt unless something references it (PC-1: 409 naming the referrers). */
+  async delete(promptId: string): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const referrers = (await trx('prompt_references')
+        .where({ prompt_id: promptId })
+        .whereNot((w) => w.where({ source_type: 'prompt', source_id: promptId }))
+        .orderBy(['source_type', 'source_id'])
+        .forUpdate()
+        .select('source_type', 'source_id')) as { source_type: string; source_id: string }[];
+      if (referrers.length > 0) {
+        const names = referrers.map((r) => `${r.source_type} ${r.source_id}`).join(', ');
+        throw new Conflict(`Prompt ${promptId} is referenced by ${names}`);
+      }
+      await trx('prompt_references').where({ source_type: 'prompt', source_id: promptId }).delete();
+      await trx('prompts').where({ prompt_id: promptId }).delete();
+    });
+  }
+
+  /** Every prompt the principal may read, oldest first (seed 002 lists are not paginated). */
+  async listReadable(principal: Principal): Promise<StoredPrompt[]> {
+    const qb = this.db('prompts').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    if (!canOnAll(principal, 'read', 'prompts')) {
+      const ids = grantedIds(principal, 'read', 'prompts');
+      qb.where((w) => {
+        w.where('owner_key_id', principal.keyId);
+        if (ids.length > 0) w.orWhereIn('prompt_id', ids);
+      });
+    }
+    return ((await qb) as Row[]).map(toPrompt);
+  }
+
+  /** Replaces the prompts a source references. */
+  async setReferences(
+    sourceType: ReferenceSource,
+    sourceId: string,
+    promptIds: readonly string[],
+    trx: Knex = this.db,
+  ): Promise<void> {
+    await trx('prompt_references').where({ source_type: sourceType, source_id: sourceId }).delete();
+    const unique = [...new Set(promptIds)];
+    if (unique.length > 0)
+      await trx('prompt_references').insert(
+        unique.map((prompt_id) => ({ source_type: sourceType, source_id: sourceId, prompt_id })),
+      );
+  }
+
+  /** Whether a routing policy is used by any prompt (PC-10: 409 on delete). */
+  async usingRoutingPolicy(policyId: string): Promise<string[]> {
+    const rows = (await this.db('prompts')
+      .where({ routing_policy_id: policyId })
+      .orderBy('prompt_id')
+      .select('prompt_id')) as { prompt_id: string }[];
+    return rows.map((r) => r.prompt_id);
+  }
+}

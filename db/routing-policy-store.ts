@@ -1,0 +1,88 @@
+// Routing policies (SPEC §12 PC-10): an ordered list of registered LLMs tried one after another.
+import type { Knex } from 'knex';
+import { canOnAll, grantedIds, type Principal } from '../domain/permissions';
+import { uniqueName } from './sql-helpers';
+
+export interface RoutingPolicy {
+  id: string;
+  name: string;
+  llms: string[];
+  ownerKeyId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface Row {
+  id: string;
+  name: string;
+  llms: string[];
+  owner_key_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toPolicy = (r: Row): RoutingPolicy => ({
+  id: r.id,
+  name: r.name,
+  llms: r.llms,
+  ownerKeyId: r.owner_key_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class RoutingPolicyStore {
+  constructor(private readonly db: Knex) {}
+
+  async get(id: string): Promise<RoutingPolicy | null> {
+    const row = (await this.db('routing_policies').where({ id }).first()) as Row | undefined;
+    return row ? toPolicy(row) : null;
+  }
+
+  async create(policy: {
+    id: string;
+    name: string;
+    llms: string[];
+    ownerKeyId: string;
+  }): Promise<RoutingPolicy> {
+    const now = new Date();
+    const [row] = await uniqueName('Routing policy', policy.name, () =>
+      this.db('routing_policies')
+        .insert({
+          id: policy.id,
+          name: policy.name,
+          llms: JSON.stringify(policy.llms),
+          owner_key_id: policy.ownerKeyId,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('*'),
+    );
+    return toPolicy(row as Row);
+  }
+
+  async update(id: string, next: { name: string; llms: string[] }): Promise<RoutingPolicy | null> {
+    const [row] = await uniqueName('Routing policy', next.name, () =>
+      this.db('routing_policies')
+        .where({ id })
+        .update({ name: next.name, llms: JSON.stringify(next.llms), updated_at: new Date() })
+        .returning('*'),
+    );
+    return row ? toPolicy(row as Row) : null;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db('routing_policies').where({ id }).delete();
+  }
+
+  async listReadable(principal: Principal): Promise<RoutingPolicy[]> {
+    const qb = this.db('routing_policies').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    if (!canOnAll(principal, 'read', 'routing_policies')) {
+      const ids = grantedIds(principal, 'read', 'routing_policies');
+      qb.where((w) => {
+        w.where('owner_key_id', principal.keyId);
+        if (ids.length > 0) w.orWhereIn('id', ids);
+      });
+    }
+    return ((await qb) as Row[]).map(toPolicy);
+  }
+}

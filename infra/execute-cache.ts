@@ -1,0 +1,139 @@
+// The EXECUTE cache of SPEC §12 PC-5: answers of EXECUTE references for 5 minutes under
+// `prompt:execute:{promptId}:{hash}:depth{N}`, cleared when the prompt is saved, with hit/miss
+// counters for GET /api/v1/cache/stats. Answers are content: stored encrypted (SPEC §17).
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { KeyRing } from './crypto';
+
+export interface CachedAnswer {
+  text: string;
+  usage: { input_tokens: number; output_tokens: number };
+  provider: string;
+  model: string;
+}
+
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  entries: number;
+  hitRate: number;
+}
+
+/** hash = standard padded base64 of SHA-256 over the resolved prompt text, model and temperature. */
+export function executeCacheHash(resolvedText: string, model: string, temperature: number | null): string {
+  return createHash('sha256')
+    .update(JSON.stringify([resolvedText, model, temperature]))
+    .digest('base64');
+}
+
+export const executeCacheKey = (promptId: string, hash: string, depth: number): string =>
+  `prompt:execute:${promptId}:${hash}:depth${depth}`;
+
+export interface ExecuteCache {
+  get(key: string): Promise<CachedAnswer | null>;
+  set(key: string, value: CachedAnswer): Promise<void>;
+  clearPrompt(promptId: string): Promise<void>;
+  stats(): Promise<CacheStats>;
+}
+
+const statsOf = (hits: number, misses: number, entries: number): CacheStats => ({
+  hits,
+  misses,
+  entries,
+  hitRate: hits + misses === 0 ? 0 : hits / (hits + misses),
+});
+
+export class RedisExecuteCache implements ExecuteCache {
+  private readonly statsKey: string;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyring: KeyRing,
+    private readonly ttlSeconds: number,
+    private readonly prefix = '',
+  ) {
+    this.statsKey = `${prefix}prompt:execute-stats`;
+  }
+
+  async get(key: string): Promise<CachedAnswer | null> {
+    const raw = await this.redis.getBuffer(this.prefix + key);
+    await this.redis.hincrby(this.statsKey, raw ? 'hits' : 'misses', 1);
+    return raw ? this.keyring.decryptJson<CachedAnswer>('content', raw) : null;
+  }
+
+  async set(key: string, value: CachedAnswer): Promise<void> {
+    await this.redis.set(
+      this.prefix + key,
+      this.keyring.encryptJson('content', value),
+      'EX',
+      this.ttlSeconds,
+    );
+  }
+
+  private async keys(pattern: string): Promise<string[]> {
+    const found: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    return found;
+  }
+
+  async clearPrompt(promptId: string): Promise<void> {
+    const keys = await this.keys(`${this.prefix}prompt:execute:${promptId}:*`);
+    if (keys.length > 0) await this.redis.del(...keys);
+  }
+
+  async stats(): Promise<CacheStats> {
+    const [counters, keys] = await Promise.all([
+      this.redis.hgetall(this.statsKey),
+      this.keys(`${this.prefix}prompt:execute:*:depth*`),
+    ]);
+    return statsOf(Number(counters.hits ?? 0), Number(counters.misses ?? 0), keys.length);
+  }
+}
+
+/** The embedded quick start's cache (no Redis): same contract, one process. */
+export class MemoryExecuteCache implements ExecuteCache {
+  private readonly entries = new Map<string, { value: Buffer; expires: number }>();
+  private hits = 0;
+  private misses = 0;
+
+  constructor(
+    private readonly keyring: KeyRing,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  private live(key: string): Buffer | null {
+    const entry = this.entries.get(key);
+    if (entry && entry.expires > Date.now()) return entry.value;
+    this.entries.delete(key);
+    return null;
+  }
+
+  async get(key: string): Promise<CachedAnswer | null> {
+    const raw = this.live(key);
+    if (raw) this.hits++;
+    else this.misses++;
+    return raw ? this.keyring.decryptJson<CachedAnswer>('content', raw) : null;
+  }
+
+  async set(key: string, value: CachedAnswer): Promise<void> {
+    this.entries.set(key, {
+      value: this.keyring.encryptJson('content', value),
+      expires: Date.now() + this.ttlSeconds * 1000,
+    });
+  }
+
+  async clearPrompt(promptId: string): Promise<void> {
+    const prefix = `prompt:execute:${promptId}:`;
+    for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.entries.delete(key);
+  }
+
+  async stats(): Promise<CacheStats> {
+    const entries = [...this.entries.keys()].filter((k) => this.live(k)).length;
+    return statsOf(this.hits, this.misses, entries);
+  }
+}
