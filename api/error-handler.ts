@@ -20,7 +20,9 @@ const STATUS: Record<string, number> = {
 export const statusOf = (err: AgentryError): number => STATUS[err.kind] ?? 500;
 
 /** Body-parser errors carry `type`; map them to what a client can act on. */
-function fromBodyParser(err: { type?: string; limit?: number }): { status: number; detail: string } | null {
+type ReadError = { type?: string; limit?: number; status?: unknown; expose?: unknown; message?: unknown };
+
+function fromBodyParser(err: ReadError): { status: number; detail: string } | null {
   switch (err.type) {
     case 'entity.parse.failed':
       return { status: 400, detail: 'Request body is not valid JSON' };
@@ -32,8 +34,24 @@ function fromBodyParser(err: { type?: string; limit?: number }): { status: numbe
     case 'request.aborted':
       return { status: 400, detail: 'Request body was not received completely' };
     default:
-      return null;
+      return fromClientHttpError(err);
   }
+}
+
+/**
+ * Other client errors raised while reading a request are http-errors without a `type`: a body that
+ * does not decompress under its Content-Encoding (zlib/brotli errors wrapped in a 400). `expose`
+ * marks their message as safe to show; they are the client's fault, never a 500.
+ */
+function fromClientHttpError(err: ReadError): { status: number; detail: string } | null {
+  const status = err.status;
+  if (typeof status !== 'number' || status < 400 || status > 499 || err.expose !== true) return null;
+  if (status === 400)
+    return {
+      status,
+      detail: 'Request body could not be read: does its Content-Encoding match the bytes sent?',
+    };
+  return { status, detail: typeof err.message === 'string' && err.message ? err.message : 'Bad request' };
 }
 
 const UNAVAILABLE_CODES = new Set([
@@ -120,7 +138,7 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     sendError(req, res, 404, `Not found: ${req.method} ${req.originalUrl.split('?')[0]}`);
     return;
   }
-  const parsed = fromBodyParser(err as { type?: string });
+  const parsed = fromBodyParser((err ?? {}) as ReadError);
   if (parsed) {
     sendError(req, res, parsed.status, parsed.detail);
     return;
