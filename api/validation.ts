@@ -4,7 +4,8 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { InvalidInput, type ErrorItem } from '../domain/errors';
 
-const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes: false, useDefaults: false });
+// `verbose` gives errors their `parentSchema`, whose `description` words a `pattern` failure.
+const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes: false, useDefaults: false, verbose: true });
 addFormats(ajv);
 
 const compiled = new WeakMap<object, ValidateFunction>();
@@ -35,6 +36,12 @@ function messageOf(e: ErrorObject, path: string): string {
       return `Missing required field: ${where}`;
     case 'type':
       return `${where} must be ${(e.params as { type: string }).type}`;
+    case 'pattern': {
+      const description = (e.parentSchema as { description?: unknown } | undefined)?.description;
+      return typeof description === 'string'
+        ? `${where} must be ${description}`
+        : `${where} ${e.message ?? 'is invalid'}`;
+    }
     case 'enum':
       return `${where} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
     default:

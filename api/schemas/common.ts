@@ -51,3 +51,16 @@ export const LIST_QUERY = [
 
 export const nameSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
 export const descriptionSchema = { type: ['string', 'null'], maxLength: 2000 } as const;
+
+/**
+ * An API key of an upstream server (LLM, embedding endpoint). It travels as an HTTP header
+ * (`Authorization: Bearer <key>`), so only printable ASCII can ever be sent: anything else would
+ * be stored and then fail every call (502), so it is a 400 at registration.
+ */
+export const upstreamApiKeySchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 4000,
+  pattern: '^[\\x21-\\x7e](?:[\\x20-\\x7e]*[\\x21-\\x7e])?$',
+  description: 'printable ASCII without leading or trailing spaces',
+} as const;

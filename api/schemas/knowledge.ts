@@ -1,5 +1,5 @@
 // Payloads of embedding models, text splitters, pipelines, documents and search (SPEC §3–§6).
-import { descriptionSchema, nameSchema } from './common';
+import { descriptionSchema, nameSchema, upstreamApiKeySchema } from './common';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 
@@ -33,7 +33,7 @@ export const openAiParametersSchema = {
   properties: {
     endpoint: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2000 },
     model: { type: 'string', minLength: 1, maxLength: 200 },
-    api_key: { type: 'string', minLength: 1, maxLength: 4000 },
+    api_key: upstreamApiKeySchema,
     batch_size: { type: 'integer', minimum: 1, maximum: 2048 },
   },
 } as const;

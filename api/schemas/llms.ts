@@ -1,16 +1,15 @@
 // LLM registry and direct query payloads (SPEC §7, §9.1 `stream`).
-import { descriptionSchema, nameSchema } from './common';
+import { descriptionSchema, nameSchema, upstreamApiKeySchema } from './common';
 
 const endpointSchema = { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2000 } as const;
 const modelSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
-const apiKeySchema = { type: 'string', minLength: 1, maxLength: 4000 } as const;
 
 const llmProperties = {
   name: nameSchema,
   description: descriptionSchema,
   endpoint: endpointSchema,
   model: modelSchema,
-  api_key: apiKeySchema,
+  api_key: upstreamApiKeySchema,
 } as const;
 
 export const createLlmSchema = {
