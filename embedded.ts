@@ -3,6 +3,9 @@
 // unless REDIS_URL, a Temporal dev server child process unless TEMPORAL_ADDRESS, and the API
 // and worker in this one process. State lives in .agentry/; the first run generates the
 // application secret and the admin key and prints the key once. Ctrl-C stops everything.
+import { shutdownTelemetry, startTelemetry } from './infra/telemetry';
+// Tracing (when OTEL_* asks for it) must start before express, pg and http load.
+startTelemetry('agentry');
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -16,7 +19,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { startApi } from './api/server';
 import { loadConfig } from './infra/config';
 import { newId } from './infra/ids';
-import { createLogger } from './infra/logger';
+import { createLogger, temporalLogger } from './infra/logger';
 import { installTemporalMetrics } from './infra/temporal-metrics';
 import { connectTemporalClient, createRuntime } from './runtime';
 import { startWorker } from './worker';
@@ -113,8 +116,11 @@ async function main(): Promise<void> {
   mkdirSync(stateDir, { recursive: true });
   const { secrets, created } = loadOrCreateSecrets(stateDir);
   // Configuration problems are reported before anything starts.
-  const port = loadConfig({ ...process.env, HOST: process.env.HOST ?? '127.0.0.1' }).port;
-  const temporalMetrics = await installTemporalMetrics();
+  const early = loadConfig({ ...process.env, HOST: process.env.HOST ?? '127.0.0.1' });
+  const port = early.port;
+  const temporalMetrics = await installTemporalMetrics({
+    logger: temporalLogger(createLogger(early.logLevel)),
+  });
 
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
@@ -203,6 +209,7 @@ async function main(): Promise<void> {
     await temporal.connection.close().catch(() => undefined);
     await rt.close().catch(() => undefined);
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
+    await shutdownTelemetry().catch(() => undefined);
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

@@ -17,6 +17,7 @@ import { createKnex, migrate, type Knex } from './db/knex';
 import { LlmStore } from './db/llm-store';
 import type { Config } from './infra/config';
 import { KeyRing } from './infra/crypto';
+import { temporalClientInterceptors } from './infra/telemetry';
 import type { Logger } from './infra/logger';
 import { EncryptionCodec } from './infra/payload-codec';
 import { MemoryRelay, RedisRelay, type Relay } from './infra/relay';
@@ -117,5 +118,9 @@ export async function connectTemporalClient(rt: Runtime): Promise<Client> {
     connection,
     namespace: rt.config.temporalNamespace,
     dataConverter: { payloadCodecs: [rt.codec] },
+    // With tracing on, a workflow start joins the caller's trace (infra/telemetry.ts).
+    ...withInterceptors(temporalClientInterceptors()),
   });
 }
+
+const withInterceptors = <T>(interceptors: T | undefined) => (interceptors ? { interceptors } : {});

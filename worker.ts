@@ -1,12 +1,22 @@
 // Composition root of the worker process (production: `npm run start:worker`): activities
 // built from narrow deps, the prebuilt workflow bundle, the payload codec, a metrics port and
 // the sweep that deletes execution content past its retention.
+import {
+  startTelemetry,
+  shutdownTelemetry,
+  temporalActivityInterceptors,
+  temporalWorkflowSinks,
+  WORKFLOW_INTERCEPTORS_MODULE,
+} from './infra/telemetry';
+// Tracing (when OTEL_* asks for it) must start before express, pg and http load.
+if (require.main === module) startTelemetry('agentry-worker');
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createServer, type Server } from 'node:http';
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createActivities } from './activities';
 import { loadConfig, requireProductionSettings } from './infra/config';
-import { createLogger } from './infra/logger';
+import { activityMetricsInterceptor, createWorkerMetrics } from './infra/activity-metrics';
+import { createLogger, temporalLogger } from './infra/logger';
 import { installTemporalMetrics } from './infra/temporal-metrics';
 import { createRuntime, dataConverter, type Runtime } from './runtime';
 
@@ -20,49 +30,17 @@ export interface WorkerHandle {
 
 const SWEEP_MS = 60_000;
 
-function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
-  activities: T,
-  histogram: Histogram<'activity' | 'outcome'>,
-): T {
-  return Object.fromEntries(
-    Object.entries(activities).map(([name, fn]) => [
-      name,
-      async (...args: never[]) => {
-        const end = histogram.startTimer({ activity: name });
-        try {
-          const result = await fn(...args);
-          end({ outcome: 'success' });
-          return result;
-        } catch (err) {
-          end({ outcome: 'failure' });
-          throw err;
-        }
-      },
-    ]),
-  ) as T;
-}
-
 export async function startWorker(
   rt: Runtime,
   connection: NativeConnection,
   registry = new Registry(),
 ): Promise<WorkerHandle> {
   const { config } = rt;
-  const activityDuration = new Histogram({
-    name: 'agentry_activity_duration_seconds',
-    help: 'Activity durations by type and outcome',
-    labelNames: ['activity', 'outcome'],
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-    registers: [registry],
+  const activities = createActivities({
+    ...rt,
+    contentRetentionSeconds: config.contentRetentionSeconds,
+    traceTtlSeconds: config.traceTtlSeconds,
   });
-  const activities = instrument(
-    createActivities({
-      ...rt,
-      contentRetentionSeconds: config.contentRetentionSeconds,
-      traceTtlSeconds: config.traceTtlSeconds,
-    }),
-    activityDuration,
-  );
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -71,6 +49,16 @@ export async function startWorker(
       ? { workflowBundle: { codePath: config.workflowBundlePath } }
       : { workflowsPath: require.resolve('./workflows') }),
     activities,
+    // Metrics (and, when on, OpenTelemetry spans) around every activity; the workflow side of
+    // tracing is in the bundle (infra/telemetry-workflow.ts) and exports through `sinks`.
+    interceptors: {
+      activity: [
+        activityMetricsInterceptor(createWorkerMetrics(registry)),
+        ...temporalActivityInterceptors(),
+      ],
+      workflowModules: config.workflowBundlePath ? [] : [WORKFLOW_INTERCEPTORS_MODULE],
+    },
+    sinks: temporalWorkflowSinks(),
     dataConverter: dataConverter(rt),
     maxHeartbeatThrottleInterval: '1 second',
     maxConcurrentActivityTaskExecutions: 100,
@@ -99,7 +87,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   requireProductionSettings(config);
   const logger = createLogger(config.logLevel);
-  const temporalMetrics = await installTemporalMetrics();
+  const temporalMetrics = await installTemporalMetrics({ logger: temporalLogger(logger) });
   const rt = await createRuntime(config, logger);
   const connection = await NativeConnection.connect({ address: config.temporalAddress! });
   const registry = new Registry();
@@ -134,6 +122,7 @@ async function main(): Promise<void> {
   metricsServer.close();
   await connection.close();
   await rt.close();
+  await shutdownTelemetry();
 }
 
 if (require.main === module) {

@@ -3,6 +3,8 @@
 import type { RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { annotateRequest } from '../infra/telemetry';
+import { workflowIdFor } from '../workflows/contracts';
 
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,128}$/;
 
@@ -11,16 +13,20 @@ export function requestContext(logger: Logger): RequestHandler {
     const inbound = req.header('x-request-id');
     req.requestId = inbound && VISIBLE_ASCII.test(inbound) ? inbound : randomUUID();
     res.set('x-request-id', req.requestId);
+    annotateRequest(req.requestId);
     req.log = logger.child({ requestId: req.requestId });
     const started = process.hrtime.bigint();
     res.on('close', () => {
       const route = req.route?.path ? `${req.baseUrl}${req.route.path as string}` : undefined;
+      // A request that started or read an execution names it (SPEC §16), and its workflow.
+      const executionId = res.getHeader('x-agentry-execution-id');
       req.log.info(
         {
           method: req.method,
           route,
           status: res.statusCode,
           ms: Number(process.hrtime.bigint() - started) / 1e6,
+          ...(typeof executionId === 'string' ? { executionId, workflowId: workflowIdFor(executionId) } : {}),
         },
         'request',
       );

@@ -1,4 +1,7 @@
 // Composition root of the API process (production: `npm run start:api`).
+import { shutdownTelemetry, startTelemetry } from '../infra/telemetry';
+// Tracing (when OTEL_* asks for it) must start before express, pg and http load.
+if (require.main === module) startTelemetry('agentry-api');
 import type { Client } from '@temporalio/client';
 import type { Server } from 'node:http';
 import { loadConfig, requireProductionSettings } from '../infra/config';
@@ -57,6 +60,7 @@ async function main(): Promise<void> {
     });
     await temporal.connection.close().catch(() => undefined);
     await rt.close().catch(() => undefined);
+    await shutdownTelemetry().catch(() => undefined);
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

@@ -1,5 +1,7 @@
 // Structured JSON logs (pino). Secrets and content never reach a log line: request logging
 // records method, route template, status and ids only, and the redaction list is a backstop.
+import { trace } from '@opentelemetry/api';
+import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
 import pino from 'pino';
 import type { Logger } from 'pino';
 
@@ -16,9 +18,63 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
+/** With tracing on (infra/telemetry.ts), lines written inside a span name its trace and span. */
+function traceContext(): Record<string, string> {
+  const context = trace.getActiveSpan()?.spanContext();
+  return context && trace.isSpanContextValid(context)
+    ? { trace_id: context.traceId, span_id: context.spanId }
+    : {};
+}
+
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
-    { level, base: { service: 'agentry' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    {
+      level,
+      base: { service: 'agentry' },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      mixin: traceContext,
+    },
     destination,
   );
+}
+
+const EXECUTION_WORKFLOW = /^execution-([0-9a-f-]{36})$/i;
+const PINO_LEVEL: Record<LogLevel, pino.Level> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
+
+/**
+ * The Temporal SDK's logger (worker, workflow and activity context logs) as pino lines: the
+ * SDK's metadata (workflowId, runId, activityType, attempt...) plus `executionId` for execution
+ * workflows, and an `error` as pino's err (type, message, stack; failure payloads stay out).
+ */
+export function temporalLogger(logger: Logger): TemporalLogger {
+  const sdk = logger.child({ component: 'temporal' });
+  const log = (level: LogLevel, message: string, meta: LogMetadata = {}): void => {
+    const { error, ...rest } = meta as LogMetadata & { error?: unknown };
+    const fields: Record<string, unknown> = { ...rest };
+    const execution = typeof rest.workflowId === 'string' ? EXECUTION_WORKFLOW.exec(rest.workflowId) : null;
+    if (execution) fields.executionId = execution[1];
+    if (error !== undefined) {
+      fields.err =
+        error instanceof Error
+          ? { type: error.name, message: error.message, stack: error.stack }
+          : { message: String(error) };
+      const type = (error as { type?: unknown }).type;
+      if (typeof type === 'string') fields.failureType = type;
+    }
+    sdk[PINO_LEVEL[level] ?? 'info'](fields, message);
+  };
+  return {
+    log,
+    trace: (message, meta) => log('TRACE', message, meta),
+    debug: (message, meta) => log('DEBUG', message, meta),
+    info: (message, meta) => log('INFO', message, meta),
+    warn: (message, meta) => log('WARN', message, meta),
+    error: (message, meta) => log('ERROR', message, meta),
+  };
 }

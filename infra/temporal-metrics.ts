@@ -1,6 +1,7 @@
 // Temporal's own worker metrics (task slots, poll latencies, workflow and activity counters) come
 // from the SDK's Rust core, which serves them on a Prometheus endpoint of its own. We bind it to
 // a private loopback port and append its text to our /metrics, so a worker has one scrape target.
+import type { Logger } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import { createServer } from 'node:net';
 
@@ -15,10 +16,16 @@ function freeLoopbackPort(): Promise<number> {
   });
 }
 
-/** Installs the Temporal runtime with a Prometheus exporter; must run before any Temporal connection. */
-export async function installTemporalMetrics(): Promise<() => Promise<string>> {
+/**
+ * Installs the Temporal runtime with a Prometheus exporter (and `logger` for the SDK's own log
+ * lines); must run before any Temporal connection.
+ */
+export async function installTemporalMetrics(
+  options: { logger?: Logger } = {},
+): Promise<() => Promise<string>> {
   const port = await freeLoopbackPort();
   Runtime.install({
+    ...(options.logger ? { logger: options.logger } : {}),
     telemetryOptions: {
       metrics: { prometheus: { bindAddress: `127.0.0.1:${port}`, countersTotalSuffix: true } },
     },
