@@ -50,7 +50,7 @@ const PINO_LEVEL: Record<LogLevel, pino.Level> = {
 /**
  * The Temporal SDK's logger (worker, workflow and activity context logs) as pino lines: the
  * SDK's metadata (workflowId, runId, activityType, attempt...) plus `executionId` for execution
- * workflows, and an `error` as pino's err (type, message, stack; failure payloads stay out).
+ * workflows, and an `error` as {type, message, stack} (failure details and payloads stay out).
  */
 export function temporalLogger(logger: Logger): TemporalLogger {
   const sdk = logger.child({ component: 'temporal' });
@@ -60,7 +60,7 @@ export function temporalLogger(logger: Logger): TemporalLogger {
     const execution = typeof rest.workflowId === 'string' ? EXECUTION_WORKFLOW.exec(rest.workflowId) : null;
     if (execution) fields.executionId = execution[1];
     if (error !== undefined) {
-      fields.err =
+      fields.error =
         error instanceof Error
           ? { type: error.name, message: error.message, stack: error.stack }
           : { message: String(error) };
