@@ -48,13 +48,22 @@ export function createCallModel(deps: CallModelDeps) {
 
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
-    const attempt = ctx.info.attempt;
+    const attempt = ctx.info.attempt + (input.attemptOffset ?? 0);
     const answerId = answerPayloadId(input.executionId);
     // An earlier attempt stored the answer but its completion was lost (worker died after
     // `done`): never pay the model twice; readers drop the repeated `done`.
     const stored = await deps.executions.getPayload<StoredAnswer>(answerId);
+    const extra = input.doneExtraPayloadId
+      ? ((await deps.executions.getPayload<Record<string, unknown>>(input.doneExtraPayloadId)) ?? undefined)
+      : undefined;
+    const done = (usage: Usage): RelayEvent => ({
+      type: 'done',
+      attempt,
+      usage,
+      ...(extra ? { extra } : {}),
+    });
     if (stored) {
-      await publish(input.executionId, { type: 'done', attempt, usage: stored.usage });
+      await publish(input.executionId, done(stored.usage));
       return { answerPayloadId: answerId, usage: stored.usage, attempt };
     }
     await deps.executions.recordAttempt(input.executionId, attempt);
@@ -135,7 +144,7 @@ export function createCallModel(deps: CallModelDeps) {
       }
       const answer: StoredAnswer = { text, usage };
       await deps.executions.putPayload(answerId, input.executionId, 'answer', answer);
-      await publish(input.executionId, { type: 'done', attempt, usage });
+      await publish(input.executionId, done(usage));
       return { answerPayloadId: answerId, usage, attempt };
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Model call cancelled');

@@ -1,7 +1,9 @@
 // Every activity the worker registers, built from narrow dependencies.
 import { createBookkeeping, type BookkeepingDeps } from './bookkeeping';
 import { createCallModel, type CallModelDeps } from './call-model';
+import { createChainSteps, type ChainStepDeps } from './chain-steps';
 import { createIngestionActivities, type IngestionDeps } from './ingest-document';
+import { createPromptExecutionActivities, type PromptExecutionDeps } from './prompt-execution';
 import { createRenderPrompt, type RenderDeps } from './render-prompt';
 import { createRetrieveFragments, type RetrievalDeps } from './retrieve-fragments';
 import { createStoreTrace, type TraceDeps } from './store-trace';
@@ -11,7 +13,9 @@ export type ActivityDeps = CallModelDeps &
   IngestionDeps &
   RetrievalDeps &
   RenderDeps &
-  TraceDeps;
+  TraceDeps &
+  PromptExecutionDeps &
+  ChainStepDeps;
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -21,6 +25,8 @@ export function createActivities(deps: ActivityDeps) {
     retrieveFragments: createRetrieveFragments(deps),
     renderPrompt: createRenderPrompt(deps),
     storeTrace: createStoreTrace(deps),
+    ...createPromptExecutionActivities(deps),
+    ...createChainSteps(deps),
   };
 }
 

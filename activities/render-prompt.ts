@@ -7,10 +7,14 @@ import { v5 as uuidv5 } from 'uuid';
 import type { AgentStore } from '../db/agent-store';
 import type { ExecutionStore } from '../db/execution-store';
 import type { FragmentStore } from '../db/fragment-store';
+import { instantFromDate } from '../domain/dotnet-datetime';
+import { fillParts } from '../domain/reference-plan';
+import { templateVariableResolver, type AgentTool } from '../domain/system-variables';
 import { findPlaceholderLike, render, tokenize } from '../domain/template';
 import type { ChatMessage } from '../domain/llm-request';
 import { FailureType, type RenderInput } from '../workflows/contracts';
 import type { ModelRequestContent } from './call-model';
+import { slotAnswers, type StoredPlan } from './prompt-execution';
 import type { AgentRequestContent } from './retrieve-fragments';
 
 export interface RenderDeps {
@@ -23,28 +27,50 @@ const RENDERED_NAMESPACE = 'c2a4a1d8-7c5e-4e0b-9a57-1d3f6b0e8f42';
 export const renderedPayloadId = (executionId: string): string =>
   uuidv5(`${executionId}:rendered`, RENDERED_NAMESPACE);
 
+const gone = (): ApplicationFailure =>
+  ApplicationFailure.create({
+    type: FailureType.NotFound,
+    message: 'The agent or the execution content no longer exists',
+    nonRetryable: true,
+  });
+
 export function createRenderPrompt(deps: RenderDeps) {
   return async function renderPrompt(input: RenderInput): Promise<{ renderedPayloadId: string }> {
     const [version, request] = await Promise.all([
       deps.agents.getVersion(input.agentId, input.agentVersion),
       deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
     ]);
-    if (!version || !request) {
-      throw ApplicationFailure.create({
-        type: FailureType.NotFound,
-        message: 'The agent or the execution content no longer exists',
-        nonRetryable: true,
-      });
-    }
+    if (!version || !request) throw gone();
     const inserted = new Map<string, string>(Object.entries(request.values));
     for (const [name, refs] of Object.entries(input.retrievals)) {
       const fragments = await deps.fragments.byIds(refs.map((r) => r.id));
       inserted.set(name, fragments.map((f) => f.page_content).join('\n'));
     }
+    // PC-12: references were planned before rendering; EXECUTE slots hold the children's answers.
+    const plan = input.planPayloadId
+      ? await deps.executions.getPayload<StoredPlan>(input.planPayloadId)
+      : null;
+    if (input.planPayloadId && !plan) throw gone();
+    const answers = plan
+      ? await slotAnswers(deps, plan, input.childExecutionIds ?? {})
+      : new Map<number, string>();
+    // PV-1/PV-2: system variables on the workflow's clock, resolved in the templates only.
+    const vars = templateVariableResolver({
+      now: instantFromDate(new Date(input.nowMs)),
+      tools: version.tools as AgentTool[],
+    });
     const messages: ChatMessage[] = [];
-    for (const message of version.prompt) {
+    for (const [i, message] of version.prompt.entries()) {
       if (!message.include) continue;
-      const content = render(tokenize(message.template), { placeholder: (name) => inserted.get(name) });
+      const references = plan?.agent?.[i] ?? {};
+      const content = render(tokenize(message.template), {
+        placeholder: (name) => inserted.get(name),
+        variable: vars.variable,
+        prompt: (token) => {
+          const parts = references[token.start];
+          return parts ? fillParts(parts, (slot) => answers.get(slot) ?? '') : undefined;
+        },
+      });
       const found = findPlaceholderLike(content);
       if (found) {
         throw ApplicationFailure.create({
@@ -55,6 +81,11 @@ export function createRenderPrompt(deps: RenderDeps) {
       }
       messages.push({ role: message.role, content });
     }
+    // PV-6: the record keeps the instant and the names of the variables resolved, no text.
+    await deps.executions.recordDetails(input.executionId, {
+      variables_instant: new Date(input.nowMs),
+      variables_resolved: vars.resolvedNames(),
+    });
     const id = renderedPayloadId(input.executionId);
     const content: ModelRequestContent = { messages };
     await deps.executions.putPayload(id, input.executionId, 'rendered', content);

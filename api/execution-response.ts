@@ -6,6 +6,14 @@ import type { Client } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Request, Response } from 'express';
 import type { ExecutionStore } from '../db/execution-store';
+import {
+  Cancelled,
+  InvalidInput,
+  NotFound,
+  Unavailable,
+  UpstreamFailed,
+  type AgentryError,
+} from '../domain/errors';
 import type { ClientEvent } from '../domain/stream-events';
 import type { Relay } from '../infra/relay';
 import { workflowIdFor, type ExecutionResult } from '../workflows/contracts';
@@ -29,12 +37,12 @@ export interface ExecutionResponseDeps {
 const READ_BLOCK_MS = 1000;
 const SSE_PING_MS = 15_000;
 
-const CONTENT_TYPES: Record<Exclude<StreamFormat, 'text'>, string> = {
+export const CONTENT_TYPES: Record<Exclude<StreamFormat, 'text'>, string> = {
   ndjson: 'application/x-ndjson',
   sse: 'text/event-stream',
 };
 
-function serialize(format: 'ndjson' | 'sse', event: ClientEvent): string {
+export function serialize(format: 'ndjson' | 'sse', event: ClientEvent): string {
   const json = JSON.stringify(event);
   return format === 'ndjson' ? `${json}\n` : `id: ${event.seq}\nevent: ${event.type}\ndata: ${json}\n\n`;
 }
@@ -47,6 +55,8 @@ export async function respondWithExecution(
   format: StreamFormat,
   /** Headers that only a successful response carries (e.g. the trace id, set once stored). */
   successHeaders: Record<string, string> = {},
+  /** DX-2: a re-attaching client already has the events up to this seq. */
+  afterSeq = 0,
 ): Promise<void> {
   res.set('x-agentry-execution-id', executionId);
   const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
@@ -80,11 +90,14 @@ export async function respondWithExecution(
   });
   res.flushHeaders();
   const ping = format === 'sse' ? setInterval(() => res.write(': ping\n\n'), SSE_PING_MS) : undefined;
+  const write = (event: ClientEvent): void => {
+    if (event.seq > afterSeq) res.write(serialize(format, event));
+  };
   try {
-    for (const event of held) res.write(serialize(format, event));
+    for (const event of held) write(event);
     while (!reader.finished && !gone) {
       const batch = await reader.next(READ_BLOCK_MS);
-      for (const event of batch.events) res.write(serialize(format, event));
+      for (const event of batch.events) write(event);
       for (const lag of batch.lagsMs) deps.metrics.relayLag.observe(lag / 1000);
     }
   } catch (err) {
@@ -96,7 +109,7 @@ export async function respondWithExecution(
         status: 503,
         detail: 'The answer stream was interrupted; re-attach or read the execution',
       });
-      res.write(serialize(format, event));
+      write(event);
     }
   } finally {
     clearInterval(ping);
@@ -130,4 +143,35 @@ async function respondWithText(
     return;
   }
   res.status(200).set(successHeaders).type('text/plain; charset=utf-8').send(answer.text);
+}
+
+/**
+ * The result of an execution answered as one JSON body (the gateway and chains of seed 002): a
+ * failed execution becomes the error of its status, so each route family keeps its error shape.
+ */
+export async function executionOutcome<R>(
+  deps: Pick<ExecutionResponseDeps, 'temporal'>,
+  executionId: string,
+): Promise<R> {
+  try {
+    return (await deps.temporal.workflow.getHandle(workflowIdFor(executionId)).result()) as R;
+  } catch (err) {
+    const failure = describeFailure(err instanceof WorkflowFailedError ? err.cause : err);
+    throw errorForStatus(failure.status, failure.detail);
+  }
+}
+
+function errorForStatus(status: number, detail: string): AgentryError {
+  switch (status) {
+    case 400:
+      return new InvalidInput(detail);
+    case 404:
+      return new NotFound(detail);
+    case 499:
+      return new Cancelled(detail);
+    case 502:
+      return new UpstreamFailed(detail);
+    default:
+      return new Unavailable(detail);
+  }
 }

@@ -1,21 +1,15 @@
 // Starting an execution: the record and its encrypted request content are written first, then
 // the workflow `execution-<id>` starts with ids only and the DX-5 search attributes.
 import type { Client } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import type { ExecutionStore, NewExecution } from '../db/execution-store';
 import { Unavailable } from '../domain/errors';
 import { newId } from '../infra/ids';
 import { workflowIdFor, type ExecutionProfiles } from '../workflows/contracts';
+import { SearchAttributes, searchAttributePairs } from '../workflows/search-attributes';
 import type { ApiMetrics } from './metrics';
 import type { Logger } from '../infra/logger';
 
-export const SearchAttributes = {
-  AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
-  PipelineId: defineSearchAttributeKey('PipelineId', SearchAttributeType.KEYWORD),
-  LlmId: defineSearchAttributeKey('LlmId', SearchAttributeType.KEYWORD),
-  ApiKeyId: defineSearchAttributeKey('ApiKeyId', SearchAttributeType.KEYWORD),
-  ChainId: defineSearchAttributeKey('ChainId', SearchAttributeType.KEYWORD),
-} as const;
+export { SearchAttributes };
 
 export interface StartExecutionDeps {
   logger: Logger;
@@ -48,9 +42,7 @@ export async function startExecution<Args>(
       content: start.content,
     },
   );
-  const typedSearchAttributes = Object.entries(start.searchAttributes)
-    .filter((entry): entry is [keyof typeof SearchAttributes, string] => typeof entry[1] === 'string')
-    .map(([name, value]) => ({ key: SearchAttributes[name], value }) as SearchAttributePair);
+  const typedSearchAttributes = searchAttributePairs(start.searchAttributes);
   try {
     await deps.temporal.workflow.start(start.workflowType, {
       taskQueue: deps.taskQueue,

@@ -25,13 +25,36 @@ export interface ExecutionRecord {
   error_type: string | null;
   started_at: Date;
   finished_at: Date | null;
+  /** PC-11: an EXECUTE reference or a chain step, run on behalf of `parent_execution_id`. */
+  is_internal: boolean;
+  chain_depth: number | null;
+  referenced_prompt_id: string | null;
+  chain_id: string | null;
+  execution_time_ms: number | null;
+  /** `provider` of the LLM that answered, or `cache` (PC-5). */
+  selected_provider: string | null;
+  /** CH-5: chainExecutionId, chainStep, traceId, spanId (ids only). */
+  metadata: Record<string, unknown> | null;
+  /** PV-6: the instant used for `{{foundationallm:...}}` variables and the names resolved. */
+  variables_instant: Date | null;
+  variables_resolved: string[] | null;
 }
 
 export type NewExecution = Pick<ExecutionRecord, 'id' | 'kind' | 'api_key_id' | 'workflow_id'> &
   Partial<
     Pick<
       ExecutionRecord,
-      'llm_id' | 'agent_id' | 'agent_version' | 'pipeline_id' | 'parent_execution_id' | 'trace_id'
+      | 'llm_id'
+      | 'agent_id'
+      | 'agent_version'
+      | 'pipeline_id'
+      | 'parent_execution_id'
+      | 'trace_id'
+      | 'is_internal'
+      | 'chain_depth'
+      | 'referenced_prompt_id'
+      | 'chain_id'
+      | 'metadata'
     >
   >;
 
@@ -56,6 +79,35 @@ export class ExecutionStore {
     });
   }
 
+  /**
+   * The record of an execution started by a workflow (PC-11: references, chain steps), written
+   * once: a retried activity finds it. `finished` records a cache hit that ran nothing.
+   */
+  async ensure(
+    execution: NewExecution,
+    finished?: { status: 'succeeded'; selected_provider: string; llm_id?: string },
+  ): Promise<void> {
+    const now = new Date();
+    await this.db('executions')
+      .insert({
+        ...execution,
+        ...(execution.metadata ? { metadata: JSON.stringify(execution.metadata) } : {}),
+        status: finished?.status ?? 'running',
+        attempts: 0,
+        started_at: now,
+        ...(finished
+          ? {
+              finished_at: now,
+              execution_time_ms: 0,
+              selected_provider: finished.selected_provider,
+              llm_id: finished.llm_id,
+            }
+          : {}),
+      })
+      .onConflict('id')
+      .ignore();
+  }
+
   async get(id: string): Promise<ExecutionRecord | null> {
     return ((await this.db('executions').where({ id }).first()) as ExecutionRecord | undefined) ?? null;
   }
@@ -64,6 +116,25 @@ export class ExecutionStore {
     await this.db('executions')
       .where({ id })
       .update({ attempts: this.db.raw('GREATEST(attempts, ?)', [attempt]) });
+  }
+
+  /** What an execution learnt while it ran: the LLM that answered (PC-10/PC-11), its variables (PV-6). */
+  async recordDetails(
+    id: string,
+    details: {
+      llm_id?: string;
+      selected_provider?: string;
+      variables_instant?: Date;
+      variables_resolved?: string[];
+    },
+  ): Promise<void> {
+    const { variables_resolved, ...rest } = details;
+    await this.db('executions')
+      .where({ id })
+      .update({
+        ...rest,
+        ...(variables_resolved ? { variables_resolved: JSON.stringify(variables_resolved) } : {}),
+      });
   }
 
   /** Idempotent: a retried activity writes the same row. Starts the content retention clock. */
@@ -109,6 +180,10 @@ export class ExecutionStore {
           output_tokens: outcome.usage?.output_tokens ?? null,
           error_status: outcome.error?.status ?? null,
           error_type: outcome.error?.type ?? null,
+          execution_time_ms: trx.raw(
+            'GREATEST(0, ROUND(EXTRACT(EPOCH FROM (?::timestamptz - started_at)) * 1000))::int',
+            [finishedAt],
+          ),
         });
       await trx('execution_payloads')
         .where({ execution_id: id })
@@ -119,5 +194,14 @@ export class ExecutionStore {
   /** Deletes content whose retention has passed; records stay for audit. */
   async deleteExpiredPayloads(now = new Date()): Promise<number> {
     return this.db('execution_payloads').where('expires_at', '<=', now).delete();
+  }
+
+  /** DX-1: the stored answer of an execution while its content is retained, else null. */
+  async getAnswer<T>(executionId: string): Promise<T | null> {
+    const row = await this.db('execution_payloads')
+      .where({ execution_id: executionId, kind: 'answer' })
+      .andWhere((w) => w.whereNull('expires_at').orWhere('expires_at', '>', new Date()))
+      .first('cipher');
+    return row ? this.keyring.decryptJson<T>('content', row.cipher as Buffer) : null;
   }
 }

@@ -5,11 +5,16 @@ export type ChatRole = 'system' | 'user' | 'assistant' | 'developer';
 export interface ChatMessage {
   role: ChatRole;
   content: string;
+  /** URLs sent along as `input_file` items (CH-2 url attachments). */
+  fileUrls?: string[];
 }
+
+export type InputContent =
+  string | ({ type: 'input_text'; text: string } | { type: 'input_file'; file_url: string })[];
 
 export interface ResponsesRequest {
   instructions?: string;
-  input: { role: Exclude<ChatRole, 'system'>; content: string }[];
+  input: { role: Exclude<ChatRole, 'system'>; content: InputContent }[];
   temperature?: number;
 }
 
@@ -18,7 +23,16 @@ export function toResponsesRequest(messages: readonly ChatMessage[], temperature
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content);
   const input = messages
     .filter((m): m is ChatMessage & { role: Exclude<ChatRole, 'system'> } => m.role !== 'system')
-    .map((m) => ({ role: m.role, content: m.content }));
+    .map((m) => ({
+      role: m.role,
+      content:
+        m.fileUrls && m.fileUrls.length > 0
+          ? [
+              { type: 'input_text' as const, text: m.content },
+              ...m.fileUrls.map((url) => ({ type: 'input_file' as const, file_url: url })),
+            ]
+          : m.content,
+    }));
   return {
     ...(system.length > 0 ? { instructions: system.join('\n\n') } : {}),
     input,

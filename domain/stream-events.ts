@@ -11,14 +11,14 @@ export interface Usage {
 export type RelayEvent =
   | { type: 'start'; attempt: number }
   | { type: 'delta'; attempt: number; text: string }
-  | { type: 'done'; attempt: number; usage: Usage }
+  | { type: 'done'; attempt: number; usage: Usage; extra?: Record<string, unknown> }
   | { type: 'error'; status: number; detail: string };
 
 /** What clients receive. */
 export type ClientEvent =
   | { type: 'delta'; seq: number; attempt: number; text: string }
   | { type: 'reset'; seq: number; attempt: number }
-  | { type: 'done'; seq: number; attempt: number; usage: Usage }
+  | { type: 'done'; seq: number; attempt: number; usage: Usage; [extra: string]: unknown }
   | { type: 'error'; seq: number; status: number; detail: string };
 
 export class EventSequencer {
@@ -55,7 +55,14 @@ export class EventSequencer {
         break;
       case 'done':
         out.push(
-          this.terminal({ type: 'done', seq: ++this.seq, attempt: event.attempt, usage: event.usage }),
+          // Extra fields of the final event (the gateway's executionChain, PC-9) come after ours.
+          this.terminal({
+            ...event.extra,
+            type: 'done',
+            seq: ++this.seq,
+            attempt: event.attempt,
+            usage: event.usage,
+          }),
         );
         break;
     }

@@ -1,11 +1,13 @@
 // SPEC §9.3: one workflow per agent execution. Retrieval per retrieval placeholder in the order
 // of the placeholders list (ids and scores only), render-and-validate, the trace when asked
-// (before the model call), then the model activity shared with direct queries. A planning step
-// for {{prompt:...}} references and their child workflows goes between retrieval and render.
+// (before the model call), then the model activity shared with direct queries. Between retrieval
+// and render, an agent whose templates hold {{prompt:...}} references plans them and runs a child
+// workflow per EXECUTE reference that missed the cache (§9.3 step 2, PC-12).
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AgentExecutionInput, ExecutionResult, FragmentRef } from './contracts';
 import { modelActivities, withExecutionOutcome } from './llm-query';
+import { clockOf, promptSteps, runReferenceChildren } from './prompt-execution';
 import { retryPolicy } from './retry-policy';
 
 export async function agentExecution(input: AgentExecutionInput): Promise<ExecutionResult> {
@@ -30,7 +32,24 @@ export async function agentExecution(input: AgentExecutionInput): Promise<Execut
         placeholder,
       });
     }
-    const { renderedPayloadId } = await steps.renderPrompt({ ...base, retrievals });
+    const nowMs = clockOf(undefined);
+    let references = {};
+    if (input.hasReferences) {
+      const plan = await promptSteps(profiles).planAgentReferences({
+        executionId: input.executionId,
+        agentId: input.agentId,
+        agentVersion: input.agentVersion,
+        apiKeyId: input.apiKeyId,
+        llmId: input.llmId,
+        nowMs,
+      });
+      const childExecutionIds = await runReferenceChildren(
+        { executionId: input.executionId, apiKeyId: input.apiKeyId, nowMs, profiles },
+        plan.children,
+      );
+      references = { planPayloadId: plan.planPayloadId, childExecutionIds };
+    }
+    const { renderedPayloadId } = await steps.renderPrompt({ ...base, retrievals, nowMs, ...references });
     if (input.traceId) {
       await steps.storeTrace({
         executionId: input.executionId,

@@ -41,6 +41,13 @@ export interface CallModelInput {
   requestPayloadId: string;
   temperature?: number;
   noProgressMs: number;
+  /**
+   * Added to the activity's attempt number in relay events: the next LLM of a routing policy
+   * (PC-10) continues the attempt count, so readers reset instead of dropping its events.
+   */
+  attemptOffset?: number;
+  /** A payload whose object is merged into the final `done` event (the gateway's executionChain). */
+  doneExtraPayloadId?: string;
 }
 
 export interface CallModelResult {
@@ -92,6 +99,9 @@ export const NON_RETRYABLE: readonly string[] = [
   FailureType.RenderPlaceholderInValue,
   'Embedding.Rejected',
   'Ingestion.DocumentGone',
+  'Render.ReferenceFatal',
+  'Render.ReferenceInvalid',
+  'Render.UnresolvedVariables',
 ];
 
 /**
@@ -149,6 +159,8 @@ export interface AgentExecutionInput {
   /** Set when tracing (TR-2): the trace is stored before the model call. */
   traceId?: string;
   apiKeyId: string;
+  /** PC-12: some template holds a `{{prompt:...}}` reference (planned before rendering). */
+  hasReferences?: boolean;
   profiles: ExecutionProfiles;
 }
 
@@ -173,6 +185,33 @@ export interface RenderInput {
   requestPayloadId: string;
   /** Retrieval placeholder → fragment ids and scores, in rank order. */
   retrievals: Record<string, FragmentRef[]>;
+  /** PV-2: epoch ms of the workflow's start, the clock of `current_datetime_utc`. */
+  nowMs: number;
+  apiKeyId?: string;
+  /** PC-12: the reference plan and the child executions that answered its EXECUTE slots. */
+  planPayloadId?: string;
+  childExecutionIds?: Record<number, string>;
+}
+
+/** A child execution for an EXECUTE reference that missed the cache (PC-5). */
+export interface ReferenceChild {
+  slot: number;
+  executionId: string;
+  promptId: string;
+  depth: number;
+  ancestors: string[];
+  cacheKey: string;
+  fallbackLlmId: string;
+}
+
+export interface PlanResult {
+  planPayloadId: string;
+  children: ReferenceChild[];
+}
+
+export interface PreparedPromptExecution extends PlanResult {
+  llmIds: string[];
+  temperature?: number;
 }
 
 export interface StoreTraceInput {
@@ -182,4 +221,72 @@ export interface StoreTraceInput {
   requestPayloadId: string;
   renderedPayloadId: string;
   retrievals: Record<string, FragmentRef[]>;
+}
+
+/** Why a prompt's references or variables cannot be resolved (SPEC §12, §13): a 400, never retried. */
+export const ReferenceFailure = {
+  /** PC-6: depth beyond 3 or a cycle, `Failed to execute [<id>]: ...`. */
+  Fatal: 'Render.ReferenceFatal',
+  /** AG-10 at execution: a reference of an agent template no longer resolves. */
+  Invalid: 'Render.ReferenceInvalid',
+  /** PC-9, CH-2: `Unresolved variable(s): <names>`. */
+  UnresolvedVariables: 'Render.UnresolvedVariables',
+} as const;
+
+export type PromptExecutionKind = 'gateway' | 'reference' | 'chain_step';
+
+/**
+ * Input of the `promptExecution` workflow: a stored prompt (reference, chain step) or the
+ * gateway's text, run with its own references (children) on its routed LLMs (PC-5, PC-9, CH-2).
+ * Ids and parameters only. The record is created by the prepare activity if it does not exist.
+ */
+export interface PromptExecutionInput {
+  executionId: string;
+  kind: PromptExecutionKind;
+  apiKeyId: string;
+  parentExecutionId?: string;
+  /** The stored prompt to run (reference, chain step); absent for the gateway (text in the request payload). */
+  promptId?: string;
+  /**
+   * `execution_payloads` row holding {@link PromptRequestContent}: the gateway's text and
+   * variables, or a chain step's variables and attachments. Absent for references.
+   */
+  requestPayloadId?: string;
+  /** Depth of this prompt: its own references have depth + 1 (0 for the gateway and chain steps). */
+  depth: number;
+  /** Prompt ids above this one (cycle detection, PC-6). */
+  ancestors: string[];
+  /** LLMs to try in order when given (gateway with x-llm-id); else the prompt's routing. */
+  llmIds?: string[];
+  /** Used when the prompt has no routing and no llmIds were given: the parent's LLM, else the default. */
+  fallbackLlmId?: string;
+  temperature?: number;
+  /** PC-5: the cache entry a reference's answer is stored under. */
+  cacheKey?: string;
+  /** Epoch ms of the clock for `{{foundationallm:current_datetime_utc}}`: the top execution's start; absent = this workflow's start. */
+  nowMs?: number;
+  chainId?: string;
+  /** CH-5: chainExecutionId, chainStep, traceId, spanId (ids only). */
+  metadata?: Record<string, string | number>;
+  profiles: ExecutionProfiles;
+}
+
+export interface PromptExecutionResult extends ExecutionResult {
+  llmId: string;
+  provider: string;
+  model: string;
+  /** Gateway: the payload holding {executionChain, referenceErrors} (content). */
+  chainPayloadId?: string;
+}
+
+/** What the gateway and chain steps store as request content (encrypted). */
+export interface PromptRequestContent {
+  /** Gateway: the prompt text itself (`{{prompt:}}` references, `{{name}}` variables). */
+  text?: string;
+  /** Gateway: the prompt whose text this is (cycle detection and routing, PC-9). */
+  sourcePromptId?: string;
+  /** `{{name}}` runtime variable values. */
+  variables: Record<string, string>;
+  /** CH-2: appended to the user input as an `Attachments:` block; url ones also sent as input_file. */
+  attachments?: ({ type: 'file'; fileId: string } | { type: 'url'; url: string })[];
 }

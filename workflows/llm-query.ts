@@ -23,13 +23,13 @@ export function bookkeepingActivities(profiles: ExecutionProfiles) {
 }
 
 /** Runs `body`; on failure publishes the error event and records the outcome, then rethrows it. */
-export async function withExecutionOutcome(
+export async function withExecutionOutcome<R extends ExecutionResult>(
   executionId: string,
   profiles: ExecutionProfiles,
-  body: () => Promise<ExecutionResult>,
-): Promise<ExecutionResult> {
+  body: () => Promise<R>,
+): Promise<R> {
   const book = bookkeepingActivities(profiles);
-  let result: ExecutionResult;
+  let result: R;
   try {
     result = await body();
   } catch (err) {

@@ -20,23 +20,27 @@ import { EmbeddingError } from '../../infra/embedders';
 import { isUuid } from '../../infra/ids';
 import type { TraceStore } from '../../infra/trace-store';
 import type { AgentExecutionInput } from '../../workflows/contracts';
+import type { PlanningDeps } from '../../activities/prompt-planning';
 import { loadAuthorized } from '../access';
+import { checkAgentReferences } from '../prompt-references';
 import { principalOf } from '../auth';
 import { formatOf, respondWithExecution, type ExecutionResponseDeps } from '../execution-response';
+import { IDEMPOTENCY_HEADER_SPEC, withIdempotency, type IdempotencyDeps } from '../idempotency';
 import type { RouteRegistry } from '../route-registry';
 import { executeAgentSchema, type ExecuteAgentBody } from '../schemas/agents';
 import { fragmentSchema } from '../schemas/knowledge';
 import { startExecution, type StartExecutionDeps } from '../start-execution';
 import { validate } from '../validation';
 
-export type AgentExecutionDeps = {
+export type AgentExecutionDeps = PlanningDeps & {
   agents: AgentStore;
   pipelines: PipelineStore;
   llms: LlmStore;
   traces: TraceStore;
 } & SearchDeps &
   StartExecutionDeps &
-  ExecutionResponseDeps;
+  ExecutionResponseDeps &
+  IdempotencyDeps;
 
 function headerId(req: Request, name: string): string {
   const value = req.header(name);
@@ -108,6 +112,7 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
       permission: 'execute:agents, execute:pipelines, execute:llms',
       body: executeAgentSchema,
       deferBodyValidation: true,
+      headers: [IDEMPOTENCY_HEADER_SPEC],
       success: {
         status: 200,
         description: 'The answer (NDJSON by default, SSE, or plain text)',
@@ -123,46 +128,61 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
         deps.llms.get(id),
       );
       const { body, content } = checkRequest(agent, req.body, pipeline.closure);
+      // §9.2 / PC-8: every reference resolves for this key before anything starts.
+      const templates = agent.prompt.filter((m) => m.include).map((m) => m.template);
+      const hasReferences = (await checkAgentReferences(deps, principal, templates, true)).length > 0;
       const traceId = body.tracing ? randomUUID() : undefined;
-      const executionId = await startExecution<AgentExecutionInput>(deps, {
-        record: {
-          kind: 'agent',
-          api_key_id: principal.keyId,
-          agent_id: agent.id,
-          agent_version: agent.version,
-          pipeline_id: pipeline.id,
-          llm_id: llm.id,
-          trace_id: traceId ?? null,
-        },
-        content,
-        workflowType: 'agentExecution',
-        args: ({ executionId: id, requestPayloadId, profiles }) => ({
-          executionId: id,
-          agentId: agent.id,
-          agentVersion: agent.version,
-          pipelineId: pipeline.id,
-          llmId: llm.id,
-          requestPayloadId,
-          retrievalPlaceholders: agent.placeholders.filter(isRetrieval).map((p) => p.name),
-          apiKeyId: principal.keyId,
-          profiles,
-          ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
-          ...(traceId ? { traceId } : {}),
-        }),
-        searchAttributes: {
-          AgentId: agent.id,
-          PipelineId: pipeline.id,
-          LlmId: llm.id,
-          ApiKeyId: principal.keyId,
-        },
-      });
+      const start = () =>
+        startExecution<AgentExecutionInput>(deps, {
+          record: {
+            kind: 'agent',
+            api_key_id: principal.keyId,
+            agent_id: agent.id,
+            agent_version: agent.version,
+            pipeline_id: pipeline.id,
+            llm_id: llm.id,
+            trace_id: traceId ?? null,
+          },
+          content,
+          workflowType: 'agentExecution',
+          args: ({ executionId: id, requestPayloadId, profiles }) => ({
+            executionId: id,
+            agentId: agent.id,
+            agentVersion: agent.version,
+            pipelineId: pipeline.id,
+            llmId: llm.id,
+            requestPayloadId,
+            retrievalPlaceholders: agent.placeholders.filter(isRetrieval).map((p) => p.name),
+            apiKeyId: principal.keyId,
+            profiles,
+            ...(hasReferences ? { hasReferences } : {}),
+            ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
+            ...(traceId ? { traceId } : {}),
+          }),
+          searchAttributes: {
+            AgentId: agent.id,
+            PipelineId: pipeline.id,
+            LlmId: llm.id,
+            ApiKeyId: principal.keyId,
+          },
+        });
+      // DX-4: a repeat of the same request under the same Idempotency-Key attaches to its execution.
+      const fingerprint = [req.body, pipeline.id, llm.id];
+      const { executionId, replayed } = await withIdempotency(
+        deps,
+        req,
+        `agent:${agent.id}`,
+        fingerprint,
+        start,
+      );
+      const tracingId = replayed ? (await deps.executions.get(executionId))?.trace_id : traceId;
       await respondWithExecution(
         deps,
         req,
         res,
         executionId,
         formatOf(body.stream),
-        traceId ? { 'x-foundation4ai-tracing-id': traceId } : {},
+        tracingId ? { 'x-foundation4ai-tracing-id': tracingId } : {},
       );
     },
   );

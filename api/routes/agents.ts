@@ -8,6 +8,9 @@ import type { Principal } from '../../domain/permissions';
 import { newId } from '../../infra/ids';
 import { loadAuthorized, requireCreate } from '../access';
 import { principalOf } from '../auth';
+import type { PlanningDeps } from '../../activities/prompt-planning';
+import type { PromptStore } from '../../db/prompt-store';
+import { checkAgentReferences } from '../prompt-references';
 import type { RouteRegistry } from '../route-registry';
 import { agentSchema, createAgentSchema, updateAgentSchema, type AgentBody } from '../schemas/agents';
 import { LIST_QUERY, listEnvelopeSchema } from '../schemas/common';
@@ -27,7 +30,10 @@ export const presentAgent = (a: Agent) => ({
 
 const NULLABLE = new Set(['description']);
 
-export function agentRoutes(routes: RouteRegistry, deps: { agents: AgentStore }): Router {
+export function agentRoutes(
+  routes: RouteRegistry,
+  deps: { agents: AgentStore; prompts: PromptStore } & PlanningDeps,
+): Router {
   const router = Router();
   const load = (id: unknown, principal: Principal, action: 'read' | 'write') =>
     loadAuthorized(principal, action, 'agents', 'Agent', id, (aid) => deps.agents.get(aid));
@@ -48,6 +54,13 @@ export function agentRoutes(routes: RouteRegistry, deps: { agents: AgentStore })
       const principal = principalOf(req);
       requireCreate(principal, 'agents', 'agent');
       const definition = normaliseAgent(req.body);
+      // AG-10: references name prompts the key can read, acyclic and within depth 3.
+      const references = await checkAgentReferences(
+        deps,
+        principal,
+        definition.prompt.map((m) => m.template),
+        false,
+      );
       const agent = await deps.agents.create({
         id: newId(),
         name: req.body.name,
@@ -55,6 +68,7 @@ export function agentRoutes(routes: RouteRegistry, deps: { agents: AgentStore })
         ownerKeyId: principal.keyId,
         ...definition,
       });
+      await deps.prompts.setReferences('agent', agent.id, references);
       res.status(201).json(presentAgent(agent));
     },
   );
@@ -105,7 +119,8 @@ export function agentRoutes(routes: RouteRegistry, deps: { agents: AgentStore })
       errors: [400, 401, 403, 404, 409],
     },
     async (req, res) => {
-      const agent = await load(req.params.id, principalOf(req), 'write');
+      const principal = principalOf(req);
+      const agent = await load(req.params.id, principal, 'write');
       const body = req.body as Record<string, unknown>;
       const nulls = Object.keys(body).filter((k) => body[k] === null && !NULLABLE.has(k));
       if (nulls.length > 0) throw new InvalidInput(`${nulls.join(', ')} cannot be null`);
@@ -115,12 +130,19 @@ export function agentRoutes(routes: RouteRegistry, deps: { agents: AgentStore })
         metadata: req.body.metadata ?? agent.metadata,
         tools: req.body.tools ?? agent.tools,
       });
+      const references = await checkAgentReferences(
+        deps,
+        principal,
+        definition.prompt.map((m) => m.template),
+        false,
+      );
       const updated = await deps.agents.update(agent.id, agent.version, {
         name: req.body.name ?? agent.name,
         description: req.body.description === undefined ? agent.description : req.body.description,
         ...definition,
       });
       if (!updated) throw new Conflict(`Agent ${agent.id} was changed concurrently; retry the update`);
+      await deps.prompts.setReferences('agent', agent.id, references);
       res.json(presentAgent(updated));
     },
   );
@@ -139,6 +161,7 @@ export function agentRoutes(routes: RouteRegistry, deps: { agents: AgentStore })
     async (req, res) => {
       const agent = await load(req.params.id, principalOf(req), 'write');
       await deps.agents.delete(agent.id);
+      await deps.prompts.setReferences('agent', agent.id, []);
       res.status(204).end();
     },
   );

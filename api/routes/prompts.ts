@@ -8,11 +8,11 @@ import type { PromptStore, StoredPrompt } from '../../db/prompt-store';
 import type { RoutingPolicy, RoutingPolicyStore } from '../../db/routing-policy-store';
 import { Conflict, Forbidden, InvalidInput, NotFound } from '../../domain/errors';
 import { can, isAdmin, type Principal } from '../../domain/permissions';
-import { analyzeEmbeddability, referencesIn, type PromptDefinition } from '../../domain/prompt-analysis';
+import { analyzeEmbeddability, type PromptDefinition } from '../../domain/prompt-analysis';
 import type { ExecuteCache } from '../../infra/execute-cache';
 import { isUuid, newId } from '../../infra/ids';
-import { createPlanner } from '../../activities/prompt-planning';
 import { principalOf } from '../auth';
+import { checkPromptReferences } from '../prompt-references';
 import type { RouteRegistry } from '../route-registry';
 import {
   createPromptSchema,
@@ -92,29 +92,6 @@ const presentPolicy = (p: RoutingPolicy) => ({
   createdAt: p.createdAt.toISOString(),
   updatedAt: p.updatedAt.toISOString(),
 });
-
-/**
- * PC-7 / AG-10: every `{{prompt:...}}` of the texts names an existing prompt the key may use,
- * embeddable, without cycles and within depth 3; otherwise 400 with the seed's details.
- * `selfId` is the prompt being saved (a reference back to it is a cycle).
- */
-export async function checkReferences(
-  deps: Pick<PromptRouteDeps, 'prompts' | 'routingPolicies'>,
-  principal: Principal,
-  texts: Record<string, string | null | undefined>,
-  selfId?: string,
-): Promise<string[]> {
-  const planner = createPlanner(deps, principal, { onlyDirect: true });
-  await planner.preload(Object.values(texts));
-  for (const [field, text] of Object.entries(texts))
-    if (text) planner.resolveReferencesOf(field, text, selfId ? [selfId] : []);
-  if (planner.problems.length > 0) {
-    throw new InvalidInput('Invalid prompt references').withDetails(
-      planner.problems.map((p) => ({ promptId: p.promptId, reason: p.reason, position: p.position })),
-    );
-  }
-  return [...new Set(referencesIn(texts).map((r) => r.token.promptId))];
-}
 
 function checkTemplateSize(def: PromptDefinition): void {
   for (const [field, text] of [
@@ -205,7 +182,7 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
       const promptId = req.body.promptId ?? `prompt_${randomBytes(8).toString('hex')}`;
       if (await deps.prompts.get(promptId)) throw new Conflict(`Prompt id already exists: ${promptId}`);
       await checkRouting(principal, def);
-      const references = await checkReferences(
+      const references = await checkPromptReferences(
         deps,
         principal,
         { systemPrompt: def.systemPrompt, userPrompt: def.userPrompt },
@@ -279,7 +256,7 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
       const def = definitionOf(req.body, current);
       checkTemplateSize(def);
       await checkRouting(principal, def);
-      const references = await checkReferences(
+      const references = await checkPromptReferences(
         deps,
         principal,
         { systemPrompt: def.systemPrompt, userPrompt: def.userPrompt },

@@ -1,0 +1,73 @@
+// Reference checks at the HTTP edge (SPEC §12 PC-7/PC-8, §8.2 AG-10, §9.2): stored prompts answer
+// in seed 002's shape, agents in the foundation4 shape. Save time checks access to the references
+// a text holds itself; execution checks every reference it would resolve.
+import { InvalidInput } from '../domain/errors';
+import type { Principal } from '../domain/permissions';
+import { referencesIn } from '../domain/prompt-analysis';
+import { fatalMessage, type ReferenceProblem } from '../domain/reference-plan';
+import { createPlanner, type PlanningDeps } from '../activities/prompt-planning';
+
+export interface ReferenceCheck {
+  problems: ReferenceProblem[];
+  /** Distinct prompt ids the texts reference directly. */
+  promptIds: string[];
+}
+
+export async function findReferenceProblems(
+  deps: PlanningDeps,
+  principal: Principal,
+  texts: Record<string, string | null | undefined>,
+  options: { selfId?: string; atExecution?: boolean } = {},
+): Promise<ReferenceCheck> {
+  const planner = createPlanner(deps, principal, { onlyDirect: !options.atExecution });
+  await planner.preload(Object.values(texts));
+  for (const [field, text] of Object.entries(texts))
+    if (text) planner.resolveReferencesOf(field, text, options.selfId ? [options.selfId] : []);
+  const promptIds = referencesIn(texts)
+    .filter((r) => !r.token.error)
+    .map((r) => r.token.promptId);
+  return { problems: planner.problems, promptIds: [...new Set(promptIds)] };
+}
+
+/** PC-7: 400 `{"error": "Invalid prompt references", "details": [{promptId, reason, position}]}`. */
+export async function checkPromptReferences(
+  deps: PlanningDeps,
+  principal: Principal,
+  texts: Record<string, string | null | undefined>,
+  selfId: string,
+): Promise<string[]> {
+  const { problems, promptIds } = await findReferenceProblems(deps, principal, texts, { selfId });
+  if (problems.length > 0) {
+    throw new InvalidInput('Invalid prompt references').withDetails(
+      problems.map((p) => ({ promptId: p.promptId, reason: p.reason, position: p.position })),
+    );
+  }
+  return promptIds;
+}
+
+/** AG-10 (save) and §9.2 (execution) for agent templates: 400 naming each reference. */
+export async function checkAgentReferences(
+  deps: PlanningDeps,
+  principal: Principal,
+  templates: readonly string[],
+  atExecution: boolean,
+): Promise<string[]> {
+  const texts = Object.fromEntries(templates.map((t, i) => [`prompt[${i}].template`, t]));
+  const { problems, promptIds } = await findReferenceProblems(deps, principal, texts, { atExecution });
+  const fatal = problems.find((p) => p.fatal);
+  if (atExecution && fatal) throw new InvalidInput(fatalMessage(fatal));
+  if (problems.length > 0) {
+    const items = problems.map((p) => ({
+      type: 'invalid_reference',
+      path: p.field,
+      message: p.reason,
+      promptId: p.promptId,
+      position: p.position,
+    }));
+    throw new InvalidInput(
+      `Invalid prompt references: ${problems.map((p) => `${p.field}: ${p.reason}`).join('; ')}`,
+      items,
+    );
+  }
+  return promptIds;
+}
