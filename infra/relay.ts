@@ -24,6 +24,16 @@ export const RELAY_START = '0';
 /** Expiry of a log after its last event (SPEC §9.6: 1 h). */
 const TTL_MS = 3_600_000;
 
+/** How long a publish or read waits for an unreachable Redis (a restart) before it fails. */
+export const REDIS_OUTAGE_TOLERANCE_MS = 30_000;
+const RECONNECT_POLL_MS = 250;
+
+/** Redis unreachable or not ready yet, as opposed to a command it refused. */
+function isOutage(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return err.name !== 'ReplyError' || /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN)\b/.test(err.message);
+}
+
 export function relayKey(prefix: string, executionId: string): string {
   return `${prefix}exec:${executionId}:events`;
 }
@@ -39,15 +49,40 @@ export class RedisRelay implements Relay {
     private readonly redis: Redis,
     private readonly keyring: KeyRing,
     private readonly prefix: string,
+    private readonly outageToleranceMs = REDIS_OUTAGE_TOLERANCE_MS,
   ) {}
+
+  /**
+   * Runs a Redis call again while Redis is unreachable (ioredis reconnects by itself), so that a
+   * Redis restart costs neither a model call nor the client's stream; gives up after the tolerance.
+   */
+  private async outlasting<T>(call: (again: boolean) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.outageToleranceMs;
+    for (let again = false; ; again = true) {
+      try {
+        return await call(again);
+      } catch (err) {
+        if (!isOutage(err) || Date.now() >= deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_POLL_MS));
+      }
+    }
+  }
 
   async publish(executionId: string, event: RelayEvent): Promise<string> {
     const key = relayKey(this.prefix, executionId);
+    // Unique (random IV): a retried append can tell whether its lost reply hid a stored entry.
     const data = this.keyring.encryptJson('relay', event).toString('base64');
-    const result = await this.redis.multi().xadd(key, '*', 'd', data).pexpire(key, TTL_MS).exec();
-    const [err, id] = result?.[0] ?? [new Error('Redis transaction aborted'), null];
-    if (err) throw err;
-    return id as string;
+    return this.outlasting(async (again) => {
+      if (again) {
+        const tail = await this.redis.xrevrange(key, '+', '-', 'COUNT', 100);
+        const stored = tail.find(([, fields]) => fields[1] === data);
+        if (stored) return stored[0];
+      }
+      const result = await this.redis.multi().xadd(key, '*', 'd', data).pexpire(key, TTL_MS).exec();
+      const [err, id] = result?.[0] ?? [new Error('Redis transaction aborted'), null];
+      if (err) throw err;
+      return id as string;
+    });
   }
 
   async read(executionId: string, afterId: string, blockMs: number): Promise<RelayEntry[]> {
@@ -56,10 +91,11 @@ export class RedisRelay implements Relay {
     try {
       // BLOCK 0 would wait forever: a non-positive wait is a plain read.
       const key = relayKey(this.prefix, executionId);
-      const reply =
+      const reply = await this.outlasting(() =>
         blockMs > 0
-          ? await conn.xread('BLOCK', blockMs, 'STREAMS', key, afterId)
-          : await conn.xread('STREAMS', key, afterId);
+          ? conn.xread('BLOCK', blockMs, 'STREAMS', key, afterId)
+          : conn.xread('STREAMS', key, afterId),
+      );
       const entries = reply?.[0]?.[1] ?? [];
       return entries.map(([id, fields]) => ({
         id,
