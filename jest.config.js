@@ -1,5 +1,5 @@
-// Two projects: unit tests run in parallel; integration and e2e tests share the real services
-// (one Temporal dev server, one Redis) and run serially (DESIGN §5).
+// Three projects: unit tests run in parallel; integration and e2e tests, then reliability tests,
+// share the real services (one Temporal dev server, one Redis) and run serially (DESIGN §5).
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
 };
@@ -15,6 +15,16 @@ module.exports = {
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
       slowTestThreshold: 30,
+    },
+    {
+      // Fault injection on child processes (workers, API, Redis, PostgreSQL connections, Temporal
+      // dev server): run serially after integration by scripts/test.sh (DESIGN §5).
+      ...base,
+      displayName: 'reliability',
+      testMatch: ['<rootDir>/test/reliability/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+      slowTestThreshold: 60,
     },
   ],
   testTimeout: 60000,

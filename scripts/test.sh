@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: brings up what the tests need (DESIGN §4), then type-check, lint, build and jest
-# (unit in parallel, integration and e2e serially against the real services).
+# (unit in parallel, integration and e2e serially against the real services, then the
+# fault-injection suite test/reliability/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,3 +20,4 @@ npm run --silent build >/dev/null
 echo "== jest" >&2
 npx jest --selectProjects unit --maxWorkers=2 "$@"
 npx jest --selectProjects integration --runInBand "$@"
+npx jest --selectProjects reliability --runInBand "$@"

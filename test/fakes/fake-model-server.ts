@@ -8,7 +8,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hashEmbedding } from '../../infra/embedders';
 
+/**
+ * One request's outcome in a `sequence`: answer HTTP `fail`; stream `dropAfterDeltas` deltas then
+ * cut the connection; stream `stallAfterDeltas` deltas then go silent with the connection open
+ * (until the client gives up); or `'ok'` (answer normally).
+ */
+export type FakeStep =
+  | { fail: number; message?: string; retryAfterSeconds?: number }
+  | { dropAfterDeltas: number }
+  | { stallAfterDeltas: number }
+  | 'ok';
+
 export interface FakeBehaviour {
+  /**
+   * The n-th request for this model since it was scripted follows `sequence[n]`; requests past its
+   * end answer as the rest of the behaviour says. Checked before `failFirst` and `dropAfterDeltas`.
+   */
+  sequence?: FakeStep[];
   /** Answer text; default: `Echo: <last user message content>`. */
   text?: string;
   /** Delay between deltas in milliseconds (default 0). */
@@ -50,6 +66,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** True once the client closed the connection before the server finished answering. */
   aborted: boolean;
+  /** The client's TCP port (tells which process sent the request). */
+  remotePort?: number;
 }
 
 export interface FakeModelServer {
@@ -178,6 +196,10 @@ function sendError(
   );
 }
 
+function recordOf(req: IncomingMessage, model: string, body: Record<string, unknown>): RecordedRequest {
+  return { model, body, headers: { ...req.headers }, aborted: false, remotePort: req.socket.remotePort };
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -213,7 +235,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
   const host = opts.host ?? '127.0.0.1';
   const defaults: FakeBehaviour = { ...opts.defaults };
   const scripts = new Map<string, FakeBehaviour>();
-  const counters = new Map<string, { failed: number; dropped: number }>();
+  const counters = new Map<string, { failed: number; dropped: number; sequenced: number }>();
   const requests: RecordedRequest[] = [];
   const embeddingDefaults: FakeEmbeddingBehaviour = { ...opts.embeddingDefaults };
   const embeddingScripts = new Map<string, FakeEmbeddingBehaviour>();
@@ -223,10 +245,10 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
   let closing = false;
 
   const behaviourFor = (model: string): FakeBehaviour => ({ ...defaults, ...scripts.get(model) });
-  const countersFor = (model: string): { failed: number; dropped: number } => {
+  const countersFor = (model: string): { failed: number; dropped: number; sequenced: number } => {
     let counter = counters.get(model);
     if (!counter) {
-      counter = { failed: 0, dropped: 0 };
+      counter = { failed: 0, dropped: 0, sequenced: 0 };
       counters.set(model, counter);
     }
     return counter;
@@ -245,7 +267,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       return;
     }
     const model = typeof body.model === 'string' ? body.model : '';
-    const recorded: RecordedRequest = { model, body, headers: { ...req.headers }, aborted: false };
+    const recorded = recordOf(req, model, body);
     embeddingRequests.push(recorded);
     res.on('close', () => {
       if (!res.writableFinished && !closing) recorded.aborted = true;
@@ -332,7 +354,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
     }
 
     const model = typeof body.model === 'string' ? body.model : '';
-    const recorded: RecordedRequest = { model, body, headers: { ...req.headers }, aborted: false };
+    const recorded = recordOf(req, model, body);
     requests.push(recorded);
     let droppedByServer = false;
     res.on('close', () => {
@@ -352,6 +374,15 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
 
     if (behaviour.hangBeforeHeaders) return;
 
+    const step = behaviour.sequence?.[counter.sequenced++] ?? 'ok';
+    if (step !== 'ok' && 'fail' in step) {
+      sendError(res, step.fail, step.message ?? `Scripted failure (request ${counter.sequenced})`, {
+        retryAfterSeconds: step.retryAfterSeconds,
+      });
+      return;
+    }
+    const stallAfter = step !== 'ok' && 'stallAfterDeltas' in step ? step.stallAfterDeltas : undefined;
+
     if (behaviour.failFirst && counter.failed < behaviour.failFirst.count) {
       counter.failed += 1;
       const { status, message, retryAfterSeconds } = behaviour.failFirst;
@@ -366,8 +397,13 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       return;
     }
 
-    let dropAfter: number | undefined;
-    if (behaviour.dropAfterDeltas && counter.dropped < behaviour.dropAfterDeltas.attempts) {
+    let dropAfter: number | undefined =
+      step !== 'ok' && 'dropAfterDeltas' in step ? step.dropAfterDeltas : undefined;
+    if (
+      dropAfter === undefined &&
+      behaviour.dropAfterDeltas &&
+      counter.dropped < behaviour.dropAfterDeltas.attempts
+    ) {
       counter.dropped += 1;
       dropAfter = behaviour.dropAfterDeltas.after;
     }
@@ -436,7 +472,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
         drop();
         return;
       }
-      if (behaviour.hang) {
+      if (behaviour.hang || stallAfter !== undefined) {
         res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': newId('req') });
         res.flushHeaders();
         return;
@@ -475,6 +511,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
     const delay = behaviour.deltaDelayMs ?? 0;
     for (const [index, delta] of chunks.entries()) {
       if (dropAfter !== undefined && index >= dropAfter) break;
+      if (stallAfter !== undefined && index >= stallAfter) return; // silent; the socket stays open
       if (index > 0 && delay > 0) await sleep(delay);
       if (!send('response.output_text.delta', { ...position, delta, logprobs: [] })) return;
     }
@@ -521,6 +558,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
         requests,
         script(model, behaviour) {
           scripts.set(model, behaviour);
+          countersFor(model).sequenced = 0;
         },
         reset() {
           scripts.clear();

@@ -7,6 +7,9 @@ import { createTestDatabase, type TestDatabase } from './database';
 import { Api } from './http';
 import { ROOT } from './services';
 
+/** The built code the children run; AGENTRY_TEST_DIST points a run at its own build. */
+const DIST = process.env.AGENTRY_TEST_DIST ?? path.join(ROOT, 'dist');
+
 export interface Child {
   process: ChildProcess;
   output: string[];
@@ -23,7 +26,7 @@ function start(
   ready: RegExp,
   timeoutMs = 30_000,
 ): Promise<Child> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', script)], {
+  const child = spawn(process.execPath, [path.join(DIST, script)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -39,10 +42,10 @@ function start(
       }),
   };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${script} did not start:\n${output.join('')}`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${script} did not start:\n${output.join('')}`));
+    }, timeoutMs);
     const onData = (chunk: Buffer): void => {
       const text = chunk.toString('utf8');
       output.push(text);
@@ -78,27 +81,61 @@ export const startWorkerProcess = (env: Record<string, string>): Promise<Child> 
 export interface ProcessStack {
   database: TestDatabase;
   env: TestEnv;
+  /** The current API process (replaced by `restartApi`). */
   api: Child;
+  /** The first worker. */
   worker: Child;
-  /** An API client authenticated as the bootstrap admin key. */
+  /** Every worker started, the first included; killed ones stay listed. */
+  workers: Child[];
+  /** An API client authenticated as the bootstrap admin key (it follows API restarts). */
   admin: Api;
+  /** One more worker process on the same task queue. */
+  startWorker(): Promise<Child>;
+  /** Kills the API process (SIGKILL by default) and starts a new one on the same port. */
+  restartApi(signal?: NodeJS.Signals): Promise<Child>;
+  /** Stops every process (SIGKILL after 5 s) and drops the database. */
   stop(): Promise<void>;
+}
+
+/** SIGTERM, then SIGKILL if the process is still there after `graceMs`. */
+async function terminate(child: Child, graceMs = 5000): Promise<void> {
+  const timer = setTimeout(() => void child.kill('SIGKILL'), graceMs);
+  await child.kill('SIGTERM');
+  clearTimeout(timer);
 }
 
 /** A fresh database, then the API and a worker as child processes on it. */
 export async function startProcessStack(overrides: Record<string, string> = {}): Promise<ProcessStack> {
   const database = await createTestDatabase();
   const env = testEnv(database.url, overrides);
-  const [api, worker] = await Promise.all([startApiProcess(env.env), startWorkerProcess(env.env)]);
-  return {
+  const started = await Promise.allSettled([startApiProcess(env.env), startWorkerProcess(env.env)]);
+  const [api, worker] = started.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
+  if (!api || !worker) {
+    await Promise.all([api?.kill(), worker?.kill()]);
+    await database.drop();
+    throw started.map((s) => (s.status === 'rejected' ? s.reason : null)).find(Boolean);
+  }
+  const stack: ProcessStack = {
     database,
     env,
     api,
     worker,
+    workers: [worker],
     admin: new Api(`http://127.0.0.1:${api.port}`, { id: env.adminKeyId, secret: env.adminKeySecret }),
+    async startWorker() {
+      const child = await startWorkerProcess(env.env);
+      stack.workers.push(child);
+      return child;
+    },
+    async restartApi(signal = 'SIGKILL') {
+      await stack.api.kill(signal);
+      stack.api = await startApiProcess({ ...env.env, PORT: String(api.port) });
+      return stack.api;
+    },
     async stop() {
-      await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
+      await Promise.all([terminate(stack.api), ...stack.workers.map((w) => terminate(w))]);
       await database.drop();
     },
   };
+  return stack;
 }

@@ -4,37 +4,17 @@
 // the embedding server twice.
 import { Client } from 'pg';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
-import { testEnv, type TestEnv } from '../helpers/config';
-import { createTestDatabase, type TestDatabase } from '../helpers/database';
-import { Api } from '../helpers/http';
-import { startApiProcess, startWorkerProcess, type Child } from '../helpers/processes';
+import type { Api } from '../helpers/http';
+import { startProcessStack, type ProcessStack } from '../helpers/processes';
+import { documentSettled, until } from './support';
 
 const MODEL = 'slow-embed';
 const FRAGMENTS = 500;
 const BATCH = 20;
 
-let database: TestDatabase;
-let env: TestEnv;
-let api: Child;
-let workers: Child[] = [];
+let stack: ProcessStack;
 let fake: FakeModelServer;
 let admin: Api;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(
-  what: string,
-  timeoutMs: number,
-  probe: () => Promise<T | undefined> | T | undefined,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /**
  * 500 distinct paragraphs of 100–199 characters with letters: the `character` splitter (separator
@@ -50,26 +30,20 @@ const PARAGRAPHS = Array.from({ length: FRAGMENTS }, (_, i) => {
 beforeAll(async () => {
   fake = await startFakeModelServer();
   fake.scriptEmbeddings(MODEL, { size: 16, delayMs: 150 });
-  database = await createTestDatabase();
-  env = testEnv(database.url, {
+  stack = await startProcessStack({
     AGENTRY_INGESTION_BATCH_SIZE: String(BATCH),
     AGENTRY_INGESTION_PARALLELISM: '1',
     AGENTRY_INGESTION_HEARTBEAT_TIMEOUT_MS: '2000',
   });
-  const [apiChild, worker] = await Promise.all([startApiProcess(env.env), startWorkerProcess(env.env)]);
-  api = apiChild;
-  workers.push(worker);
-  admin = new Api(`http://127.0.0.1:${api.port}`, { id: env.adminKeyId, secret: env.adminKeySecret });
+  admin = stack.admin;
 });
 
 afterAll(async () => {
-  await Promise.all([api?.kill('SIGTERM'), ...workers.map((w) => w.kill('SIGTERM'))]);
-  workers = [];
-  await database?.drop();
+  await stack?.stop();
   await fake?.close();
 });
 
-describe('DOC-3: a worker killed during ingestion', () => {
+describe('reliability: a worker killed during ingestion', () => {
   it('DOC-3: a worker killed while embedding a 500-fragment document: after restart it becomes ready with exactly the expected fragments (no duplicates, no loss)', async () => {
     expect(new Set(PARAGRAPHS).size).toBe(FRAGMENTS);
     expect(PARAGRAPHS.every((p) => p.length >= 100 && p.length < 200 && /[a-z]/.test(p))).toBe(true);
@@ -109,18 +83,15 @@ describe('DOC-3: a worker killed during ingestion', () => {
     await until('the first embedding requests', 30_000, () =>
       fake.embeddingRequestsFor(MODEL).length >= 4 ? true : undefined,
     );
-    await workers[0]!.kill('SIGKILL');
+    await stack.worker.kill('SIGKILL');
     const atKill = fake.embeddingRequestsFor(MODEL).length;
     expect(atKill).toBeLessThan(FRAGMENTS / BATCH);
     expect((await admin.get(document)).body.status).toBe('processing');
 
-    workers.push(await startWorkerProcess(env.env));
+    await stack.startWorker();
     // Nothing reached the embedding server while no worker ran.
     expect(fake.embeddingRequestsFor(MODEL).length).toBe(atKill);
-    const ready = await until('the document to settle', 45_000, async () => {
-      const res = await admin.get(document);
-      return ['ready', 'failed'].includes(res.body.status) ? res.body : undefined;
-    });
+    const ready = await documentSettled(admin, pipelineId, documentId);
     expect(ready).toMatchObject({ status: 'ready', expired_at: null });
 
     // The API shows exactly the 500 paragraphs, in order.
@@ -130,7 +101,7 @@ describe('DOC-3: a worker killed during ingestion', () => {
     expect(new Set(fragments.body.data.map((f: any) => f.id)).size).toBe(FRAGMENTS);
 
     // The database holds exactly 500 fragment rows for the version, each embedded and current.
-    const db = new Client({ connectionString: database.url });
+    const db = new Client({ connectionString: stack.database.url });
     await db.connect();
     try {
       const versions = await db.query('SELECT id FROM document_versions WHERE document_id = $1', [
@@ -204,10 +175,7 @@ describe('DOC-3: a worker killed during ingestion', () => {
       classification: 'public',
     });
     expect(posted.status).toBe(202);
-    const ready = await until('the document to settle', 45_000, async () => {
-      const res = await admin.get(`/pipelines/${pipeline.body.id}/documents/${posted.body.id}`);
-      return ['ready', 'failed'].includes(res.body.status) ? res.body : undefined;
-    });
+    const ready = await documentSettled(admin, pipeline.body.id, posted.body.id);
     expect(ready.status).toBe('ready');
     const sent = fake.embeddingRequestsFor('one-by-one').flatMap((r) => r.body.input as string[]);
     expect(sent.sort()).toEqual([...paragraphs].sort());

@@ -1,0 +1,59 @@
+// Redis restarted under a running execution (§9.6). The stack runs on a private redis-server
+// that persists every write (AOF, fsync always); it is killed (SIGKILL) while the answer streams
+// and started again on the same port and directory. The no-progress timer is long here: the
+// outage must not read as a silent model.
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { startProcessStack, type ProcessStack } from '../helpers/processes';
+import {
+  deltaCount,
+  executeAgent,
+  finishedRecord,
+  expectCleanAnswer,
+  PrivateRedis,
+  resets,
+  scriptedAnswer,
+  seedAgent,
+  until,
+  type SeededAgent,
+} from './support';
+
+const MODEL = 'redis-gpt';
+const ANSWER = scriptedAnswer(40);
+
+let redis: PrivateRedis;
+let stack: ProcessStack;
+let fake: FakeModelServer;
+let agent: SeededAgent;
+
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+  redis = await PrivateRedis.start();
+  stack = await startProcessStack({ REDIS_URL: redis.url, AGENTRY_LLM_NO_PROGRESS_MS: '15000' });
+  agent = await seedAgent(stack.admin, fake, { model: MODEL });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await redis?.stop();
+  await fake?.close();
+});
+
+describe('reliability: Redis restarted mid-execution', () => {
+  it('§9.6/LLM-3: Redis killed mid-stream and back 1.5 s later (AOF): the relay outlasts the outage; the connected client gets the full answer once, no reset, no error; 1 model call', async () => {
+    fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 });
+    const stream = await executeAgent(stack.admin, agent);
+    expect(stream.status).toBe(200);
+    await until('the first deltas', 20_000, () => (deltaCount(stream.events) >= 5 ? true : undefined));
+    await redis.restart(1500);
+    // Redis came back while the answer was still streaming.
+    expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);
+    await stream.ended;
+    expectCleanAnswer(stream.events, ANSWER, 1);
+    expect(resets(stream.events)).toHaveLength(0);
+    expect(fake.requestsFor(MODEL).map((r) => r.aborted)).toEqual([false]);
+    expect(await finishedRecord(stack.database.url, stream.executionId)).toEqual({
+      status: 'succeeded',
+      attempts: 1,
+    });
+  }, 90_000);
+});

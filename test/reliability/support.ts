@@ -1,0 +1,492 @@
+// Tools of the fault-injection suite (test/reliability): a seeded agent on a process stack, a
+// streaming NDJSON reader, the checks every scenario makes on a stream (SPEC §9.5), polling
+// without timing assertions, and the faults themselves: private Redis and Temporal servers that
+// a test kills and restarts, and PostgreSQL connections terminated under the processes.
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { Client as PgClient } from 'pg';
+import type { FakeModelServer } from '../fakes/fake-model-server';
+import { answerOf, type Api } from '../helpers/http';
+import { ADMIN_DATABASE_URL, ROOT } from '../helpers/services';
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` until it returns a value (not undefined); fails naming `what` after `timeoutMs`. */
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => T | undefined | Promise<T | undefined>,
+  intervalMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
+
+/** `count` distinct words ("alpha0 bravo1 ..."): the fake streams one per delta. */
+export const scriptedAnswer = (count: number): string =>
+  Array.from({ length: count }, (_, i) => `${WORDS[i % WORDS.length]}${i}`).join(' ');
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+
+// ---- an agent of seed 000 on a stack ------------------------------------------------------------
+
+export interface SeededAgent {
+  agentId: string;
+  pipelineId: string;
+  llmId: string;
+  documentId: string;
+}
+
+export interface SeedOptions {
+  /** The fake's model name for the LLM (and a suffix of every object name). */
+  model: string;
+  /** The fake's embedding model for the pipeline; default: the built-in hash embedder. */
+  embeddingModel?: string;
+}
+
+/** Waits until a document is `ready` or `failed` (polling the API) and returns its body. */
+export function documentSettled(admin: Api, pipelineId: string, documentId: string, timeoutMs = 60_000) {
+  return until(
+    `document ${documentId} to settle`,
+    timeoutMs,
+    async () => {
+      const res = await admin.get(`/pipelines/${pipelineId}/documents/${documentId}`);
+      return res.status === 200 && ['ready', 'failed'].includes(res.body.status) ? res.body : undefined;
+    },
+    100,
+  );
+}
+
+/** Embedding model, splitter, pipeline with one ready document, an LLM on the fake, an agent. */
+export async function seedAgent(admin: Api, fake: FakeModelServer, opts: SeedOptions): Promise<SeededAgent> {
+  const name = `rel-${opts.model}`;
+  const model = await admin.post(
+    '/embedding_models',
+    opts.embeddingModel
+      ? {
+          name,
+          provider: 'openai',
+          size: 16,
+          parameters: { endpoint: fake.url, model: opts.embeddingModel, api_key: 'sk-embed' },
+        }
+      : { name, provider: 'hash', size: 64 },
+  );
+  expect(model.status).toBe(201);
+  const splitter = await admin.post('/text_splitters', {
+    name,
+    provider: 'character',
+    parameters: { separator: '\n\n', chunk_size: 1000, chunk_overlap: 0 },
+  });
+  expect(splitter.status).toBe(201);
+  const pipeline = await admin.post('/pipelines', {
+    name,
+    embedding_model_id: model.body.id,
+    text_splitter_id: splitter.body.id,
+    classifications: [{ name: 'internal' }],
+  });
+  expect(pipeline.status).toBe(201);
+  const doc = await admin.post(`/pipelines/${pipeline.body.id}/documents`, {
+    content: 'Database credentials rotate every 30 days.',
+    classification: 'internal',
+  });
+  expect(doc.status).toBe(202);
+  expect(await documentSettled(admin, pipeline.body.id, doc.body.id)).toMatchObject({ status: 'ready' });
+  const llm = await admin.post('/llms', { name, endpoint: fake.url, model: opts.model, api_key: 'sk-x' });
+  expect(llm.status).toBe(201);
+  const agent = await admin.post('/agents', {
+    name,
+    prompt: [
+      { role: 'system', template: 'Answer using only the reference text.' },
+      { role: 'user', template: 'Reference text:\n{context}\n\nQuestion: {question}' },
+    ],
+    placeholders: [
+      { name: 'question', type: 'query' },
+      { name: 'context', type: 'similarity', target: 'question' },
+    ],
+  });
+  expect(agent.status).toBe(201);
+  return {
+    agentId: agent.body.id,
+    pipelineId: pipeline.body.id,
+    llmId: llm.body.id,
+    documentId: doc.body.id,
+  };
+}
+
+// ---- streams ------------------------------------------------------------------------------------
+
+export interface LiveStream {
+  status: number;
+  executionId: string;
+  /** Events received so far; grows while the response is open. */
+  events: any[];
+  /** Resolves when the response ended (rejects if the connection broke). */
+  ended: Promise<void>;
+}
+
+/** Reads an NDJSON response as it arrives. */
+export function readNdjson(res: Response): Pick<LiveStream, 'events' | 'ended'> {
+  const events: any[] = [];
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  const ended = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) if (line.trim() !== '') events.push(JSON.parse(line));
+    }
+    if (buffered.trim() !== '') events.push(JSON.parse(buffered));
+  })();
+  ended.catch(() => undefined); // a test that breaks the connection awaits it itself
+  return { events, ended };
+}
+
+/**
+ * POST /agents/{id}/execute (NDJSON), returning as soon as the status is decided; `body` is the
+ * text of a response that is not 200.
+ */
+export async function executeAgent(
+  admin: Api,
+  agent: SeededAgent,
+  question = 'How do I rotate the credentials?',
+): Promise<LiveStream & { body: string }> {
+  const res = await fetch(`${admin.baseUrl}/agents/${agent.agentId}/execute`, {
+    method: 'POST',
+    headers: admin.headers({
+      'content-type': 'application/json',
+      'x-pipeline-id': agent.pipelineId,
+      'x-llm-id': agent.llmId,
+    }),
+    body: JSON.stringify({ prompt: { question }, classification: 'internal' }),
+  });
+  const executionId = res.headers.get('x-agentry-execution-id') ?? '';
+  if (res.status !== 200) {
+    return { status: res.status, executionId, events: [], ended: Promise.resolve(), body: await res.text() };
+  }
+  return { status: res.status, executionId, ...readNdjson(res), body: '' };
+}
+
+export const deltaCount = (events: any[]): number => events.filter((e) => e.type === 'delta').length;
+
+/**
+ * SPEC §9.5 on one complete stream, and the suite's central promise: no lost and no duplicated
+ * output. `seq` runs 1..n; exactly one terminal event, last, and it is `done`; attempts never go
+ * down; a `reset` only follows text of a lower attempt; the deltas after the last reset are all of
+ * the final attempt and concatenate to exactly `answer` (and so does a client's reconstruction).
+ */
+export function expectCleanAnswer(events: any[], answer: string, attempt?: number): void {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  const terminal = events.filter((e) => e.type === 'done' || e.type === 'error');
+  expect(terminal).toHaveLength(1);
+  const done = events[events.length - 1];
+  expect(done).toMatchObject({ type: 'done' });
+  if (attempt !== undefined) expect(done.attempt).toBe(attempt);
+  const attempts = events.map((e) => e.attempt as number);
+  expect(attempts).toEqual([...attempts].sort((a, b) => a - b));
+  events.forEach((e, i) => {
+    if (e.type !== 'reset') return;
+    expect(events[i - 1]).toMatchObject({ type: 'delta' });
+    expect(events[i - 1].attempt).toBeLessThan(e.attempt);
+  });
+  const lastReset = events.map((e) => e.type).lastIndexOf('reset');
+  const final = events.slice(lastReset + 1, -1);
+  expect(final.every((e) => e.type === 'delta' && e.attempt === done.attempt)).toBe(true);
+  expect(final.map((e) => e.text).join('')).toBe(answer);
+  expect(answerOf(events)).toBe(answer);
+}
+
+export const resets = (events: any[]): any[] => events.filter((e) => e.type === 'reset');
+
+// ---- records and history ------------------------------------------------------------------------
+
+/** Polls the execution record (PostgreSQL) until it leaves `running`. */
+export async function finishedRecord(databaseUrl: string, executionId: string, timeoutMs = 40_000) {
+  const db = new PgClient({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    return await until(
+      `execution ${executionId} to finish`,
+      timeoutMs,
+      async () => {
+        const row = (
+          await db.query<{ status: string; attempts: number }>(
+            'SELECT status, attempts FROM executions WHERE id = $1',
+            [executionId],
+          )
+        ).rows[0];
+        return row && row.status !== 'running' ? { status: row.status, attempts: row.attempts } : undefined;
+      },
+      100,
+    );
+  } finally {
+    await db.end();
+  }
+}
+
+export interface ActivityRun {
+  /** The attempt that ended the activity. */
+  attempt: number;
+  /** What ended the attempt before it: an application failure type or a timeout type. */
+  previousFailure: string | undefined;
+}
+
+/**
+ * The finished runs of an activity type in a workflow's history, once there are `count` of them.
+ * Temporal records only the last attempt of a retried activity (when it ends), with the failure
+ * of the attempt before it.
+ */
+export async function activityRuns(
+  address: string,
+  workflowId: string,
+  activity: string,
+  count = 1,
+): Promise<ActivityRun[]> {
+  const connection = await Connection.connect({ address });
+  try {
+    const handle = new TemporalClient({ connection }).workflow.getHandle(workflowId);
+    return await until(
+      `${count} finished ${activity} activities`,
+      30_000,
+      async () => {
+        const runs = runsIn(await handle.fetchHistory(), activity);
+        return runs.length >= count ? runs : undefined;
+      },
+      200,
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
+function runsIn(history: temporal.api.history.v1.IHistory, activity: string): ActivityRun[] {
+  const scheduled = new Map<string, string>();
+  const runs: ActivityRun[] = [];
+  for (const event of history.events ?? []) {
+    const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (type) scheduled.set(String(event.eventId), type);
+    const started = event.activityTaskStartedEventAttributes;
+    if (started && scheduled.get(String(started.scheduledEventId)) === activity) {
+      const failure = started.lastFailure;
+      const timeout = failure?.timeoutFailureInfo?.timeoutType;
+      runs.push({
+        attempt: started.attempt ?? 1,
+        previousFailure:
+          failure?.applicationFailureInfo?.type ??
+          (timeout != null ? `timeout:${temporal.api.enums.v1.TimeoutType[timeout]}` : undefined),
+      });
+    }
+  }
+  return runs;
+}
+
+// ---- faults -------------------------------------------------------------------------------------
+
+/** Terminates every connection to database `name` (the processes' pools included). */
+export async function terminateBackends(name: string): Promise<number> {
+  const admin = new PgClient({ connectionString: ADMIN_DATABASE_URL });
+  await admin.connect();
+  try {
+    const res = await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [name],
+    );
+    return res.rowCount ?? 0;
+  } finally {
+    await admin.end();
+  }
+}
+
+/** The pid of the local process that owns TCP port `port` of a connection (from `ss`). */
+export function pidOfLocalPort(port: number): number | undefined {
+  const out = execFileSync('ss', ['-Htnp', 'src', `127.0.0.1:${port}`], { encoding: 'utf8' });
+  const pid = /pid=(\d+)/.exec(out)?.[1];
+  return pid ? Number(pid) : undefined;
+}
+
+/**
+ * A redis-server of one test on its own port and directory, persisting every write (AOF,
+ * fsync always) so that a kill loses nothing acknowledged.
+ */
+export class PrivateRedis {
+  private child: ChildProcess | undefined;
+
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+  ) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(
+      await freePort(),
+      mkdtempSync(path.join(os.tmpdir(), 'agentry-rel-redis-')),
+    );
+    await redis.launch();
+    return redis;
+  }
+
+  private launch(): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+        '--daemonize',
+        'no',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child = child;
+    let output = '';
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`redis-server did not start:\n${output}`));
+      }, 20_000);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited with ${code}:\n${output}`));
+      });
+    });
+  }
+
+  /** SIGKILL (a crash), then a new server on the same port and directory. */
+  async restart(downMs = 0): Promise<void> {
+    await this.kill();
+    if (downMs > 0) await sleep(downMs);
+    await this.launch();
+  }
+
+  private kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A Temporal dev server of one test (scripts/temporal-dev-server.sh) on its own port, persisting
+ * to a SQLite file so that a restart keeps every workflow. Never the shared one on 7233.
+ */
+export class PrivateTemporal {
+  private pid: number | undefined;
+
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+  ) {}
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<PrivateTemporal> {
+    const temporal = new PrivateTemporal(
+      await freePort(),
+      mkdtempSync(path.join(os.tmpdir(), 'agentry-rel-temporal-')),
+    );
+    await temporal.launch();
+    return temporal;
+  }
+
+  private async launch(): Promise<void> {
+    const { stdout } = await promisify(execFile)(
+      'bash',
+      [
+        path.join(ROOT, 'scripts/temporal-dev-server.sh'),
+        String(this.port),
+        this.dir,
+        '--headless',
+        '--db-filename',
+        path.join(this.dir, 'temporal.db'),
+      ],
+      { encoding: 'utf8' },
+    );
+    const pid = stdout.trim();
+    if (!/^\d+$/.test(pid)) throw new Error(`expected a new dev server on ${this.address}, got "${pid}"`);
+    this.pid = Number(pid);
+  }
+
+  private async kill(signal: NodeJS.Signals): Promise<void> {
+    const pid = this.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      return; // already gone
+    }
+    await until(`dev server ${pid} to exit`, 15_000, () => {
+      try {
+        process.kill(pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+    this.pid = undefined;
+  }
+
+  /** SIGKILL (a crash), then a new dev server on the same port and database file. */
+  async restart(): Promise<void> {
+    await this.kill('SIGKILL');
+    await this.launch();
+  }
+
+  async stop(): Promise<void> {
+    await this.kill('SIGKILL');
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
