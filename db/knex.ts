@@ -7,6 +7,7 @@ import * as foundation from './migrations/001-foundation';
 import * as knowledge from './migrations/002-knowledge';
 import * as agents from './migrations/003-agents';
 import * as prompts from './migrations/004-prompts';
+import * as chains from './migrations/005-chains';
 
 export type { Knex };
 
@@ -18,6 +19,7 @@ const migrations: Record<string, Knex.Migration> = {
   '002-knowledge': knowledge,
   '003-agents': agents,
   '004-prompts': prompts,
+  '005-chains': chains,
 };
 
 const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,199 @@
+// POST /api/v1/chains/{chainId}/execute (SPEC §13 CH-2..CH-5, DX-4, DX-5): the guardrails admit
+// the execution (CH-4), the `chainExecution` workflow runs the steps, and the route answers with
+// the CH-3 report once the workflow ended (200 also when a step failed; 429 when the token
+// ceiling stopped it). The request and the chain's definition are one encrypted payload.
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import type { Router } from 'express';
+import { ExecutionStore } from '../../db/execution-store';
+import type { ChainStore, StoredChain } from '../../db/chain-store';
+import type { PromptStore } from '../../db/prompt-store';
+import {
+  Cancelled,
+  InvalidInput,
+  NotFound,
+  TooManyRequests,
+  Unavailable,
+  UpstreamFailed,
+  type AgentryError,
+} from '../../domain/errors';
+import { createChainRateLimiter } from '../../infra/chain-rate-limiter';
+import type { KeyRing } from '../../infra/crypto';
+import type { Config } from '../../infra/config';
+import type { Redis } from 'ioredis';
+import {
+  CHAIN_GUARDRAIL_MESSAGE,
+  type ChainExecutionInput,
+  type ChainExecutionResult,
+  type ChainRequestContent,
+  type StoredChainAnswer,
+} from '../../workflows/chain-contracts';
+import { workflowIdFor } from '../../workflows/contracts';
+import { describeFailure, type FailureDescription } from '../../workflows/describe-failure';
+import { principalOf } from '../auth';
+import { loadChain } from '../chain-access';
+import { IDEMPOTENCY_HEADER_SPEC, withIdempotency, type IdempotencyDeps } from '../idempotency';
+import type { RouteRegistry } from '../route-registry';
+import { chainReportSchema, executeChainSchema, type ExecuteChainBody } from '../schemas/chains';
+import { startExecution, type StartExecutionDeps } from '../start-execution';
+
+export type ChainExecutionDeps = {
+  chains: ChainStore;
+  prompts: PromptStore;
+  keyring: KeyRing;
+  defaultLlmId: string | undefined;
+  redis: Redis | undefined;
+  config: Pick<Config, 'redisPrefix'>;
+} & StartExecutionDeps &
+  IdempotencyDeps;
+
+/** Retry-After of a token-ceiling refusal: the same request would pass the ceiling again. */
+const MAX_TOKENS_RETRY_AFTER_SECONDS = 60;
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+
+/** CH-5: the caller's W3C trace when it sent a valid `traceparent`, else a new trace id. */
+function traceIdOf(header: string | undefined): string {
+  const m = header ? TRACEPARENT.exec(header.trim()) : null;
+  if (m && m[1] !== 'ff' && !/^0+$/.test(m[2]!) && !/^0+$/.test(m[3]!)) return m[2]!;
+  return randomBytes(16).toString('hex');
+}
+
+/** Every step needs an LLM: its prompt's routing, else the default LLM (CH-2). */
+async function checkRouting(deps: ChainExecutionDeps, chain: StoredChain): Promise<void> {
+  if (deps.defaultLlmId) return;
+  const prompts = await deps.prompts.getMany(chain.steps.map((s) => s.promptId));
+  const unrouted = chain.steps.filter((s) => {
+    const p = prompts.get(s.promptId);
+    return !p?.routingPolicyId && !p?.customGatewayId;
+  });
+  if (unrouted.length > 0)
+    throw new InvalidInput(
+      `No LLM for step(s) ${unrouted.map((s) => `${s.order} (prompt ${s.promptId})`).join(', ')}: ` +
+        'the prompt has no routing and AGENTRY_DEFAULT_LLM_ID is not set',
+    );
+}
+
+function errorOf(f: FailureDescription): AgentryError {
+  if (f.cancelled) return new Cancelled(f.detail);
+  if (f.status === 400) return new InvalidInput(f.detail);
+  if (f.status === 404) return new NotFound(f.detail);
+  if (f.status === 502) return new UpstreamFailed(f.detail);
+  return new Unavailable(f.detail);
+}
+
+/** Waits for the chain workflow (a replay attaches to a finished one the same way). */
+async function resultOf(temporal: Client, executionId: string): Promise<ChainExecutionResult> {
+  try {
+    return (await temporal.workflow.getHandle(workflowIdFor(executionId)).result()) as ChainExecutionResult;
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) throw errorOf(describeFailure(err.cause));
+    throw err;
+  }
+}
+
+export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps: ChainExecutionDeps): void {
+  const rateLimiter = createChainRateLimiter(deps.redis, deps.config.redisPrefix);
+
+  /** CH-4: concurrency (under the chain row's lock), then the rate, then the start. */
+  const admitAndStart = (
+    chain: StoredChain,
+    apiKeyId: string,
+    content: ChainRequestContent,
+    stopOnError: boolean,
+    traceId: string,
+  ) =>
+    deps.chains.admit(chain.id, async (trx) => {
+      const perMinute = chain.guardrails.rateLimitPerMinute;
+      if (perMinute !== undefined) {
+        const wait = await rateLimiter.take(chain.id, perMinute);
+        if (wait !== null)
+          throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, wait).withDetails([{ reason: 'rateLimit' }]);
+      }
+      try {
+        // The record is written inside the admission transaction, so the next one counts it.
+        return await startExecution<ChainExecutionInput>(
+          { ...deps, executions: new ExecutionStore(trx, deps.keyring) },
+          {
+            record: {
+              kind: 'chain',
+              api_key_id: apiKeyId,
+              chain_id: chain.id,
+              chain_depth: 0,
+              metadata: { traceId },
+            },
+            content,
+            workflowType: 'chainExecution',
+            args: ({ executionId, requestPayloadId, profiles }) => ({
+              executionId,
+              chainId: chain.id,
+              apiKeyId,
+              requestPayloadId,
+              steps: content.steps.map((s) => ({ order: s.order, promptId: s.promptId })),
+              stopOnError,
+              ...(chain.guardrails.maxTokensPerExecution !== undefined
+                ? { maxTokensPerExecution: chain.guardrails.maxTokensPerExecution }
+                : {}),
+              traceId,
+              profiles,
+            }),
+            searchAttributes: { ChainId: chain.id, ApiKeyId: apiKeyId },
+          },
+        );
+      } catch (err) {
+        if (perMinute !== undefined) await rateLimiter.giveBack(chain.id, perMinute);
+        throw err;
+      }
+    });
+
+  routes.add<ExecuteChainBody>(
+    router,
+    {
+      method: 'post',
+      path: '/api/v1/chains/:chainId/execute',
+      summary:
+        'Run a stored chain and answer with every step, the context and the summed tokens (CH-2, CH-3)',
+      tag: 'Chains',
+      permission: 'execute:chains',
+      body: executeChainSchema,
+      headers: [
+        IDEMPOTENCY_HEADER_SPEC,
+        {
+          name: 'traceparent',
+          description: 'W3C trace context the steps join (CH-5); a new trace otherwise',
+        },
+      ],
+      success: {
+        status: 200,
+        description: 'The CH-3 report (also when a step failed)',
+        schema: chainReportSchema,
+      },
+      errors: [400, 401, 403, 404, 429, 499, 503],
+    },
+    async (req, res) => {
+      const principal = principalOf(req);
+      const chain = await loadChain(deps.chains, principal, req.params.chainId, 'execute');
+      await checkRouting(deps, chain);
+      const body = req.body;
+      const content: ChainRequestContent = {
+        inputs: Object.fromEntries(Object.entries(body.inputs ?? {}).map(([k, v]) => [k, String(v)])),
+        attachments: body.attachments ?? [],
+        steps: chain.steps,
+        stepAttachments: (chain.metadata.stepAttachments as ChainRequestContent['stepAttachments']) ?? {},
+      };
+      const stopOnError = body.options?.stopOnError ?? chain.stopOnError;
+      const traceId = traceIdOf(req.header('traceparent'));
+      const { executionId } = await withIdempotency(deps, req, `chain:${chain.id}`, [req.body], () =>
+        admitAndStart(chain, principal.keyId, content, stopOnError, traceId),
+      );
+      res.set('x-agentry-execution-id', executionId);
+      const result = await resultOf(deps.temporal, executionId);
+      const answer = await deps.executions.getPayload<StoredChainAnswer>(result.answerPayloadId);
+      if (!answer) throw new NotFound(`The result of chain execution ${executionId} is no longer retained`);
+      if (result.guardrail)
+        throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, MAX_TOKENS_RETRY_AFTER_SECONDS).withDetails([
+          { reason: result.guardrail },
+        ]);
+      res.json(answer.report);
+    },
+  );
+}

@@ -1,0 +1,151 @@
+// SPEC §13: one workflow per chain execution. Steps run one after another in ascending order; each
+// is prepared by an activity (variables, attachments, its record) and runs as a `promptExecution`
+// child workflow on its prompt's routing. History holds only ids, statuses, token counts and
+// failure descriptions: the context is the answers' payload ids, which activities read.
+// stopOnError ends the chain at the first failed step (later ones SKIPPED); the token ceiling
+// (CH-4) ends it after the step that passed it. A final activity stores the CH-3 report.
+import {
+  CancellationScope,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type {
+  ChainExecutionInput,
+  ChainExecutionResult,
+  ChainStatus,
+  ChainStepOutcome,
+} from './chain-contracts';
+import { workflowIdFor, type PromptExecutionInput, type PromptExecutionResult } from './contracts';
+import { describeFailure } from './describe-failure';
+import { bookkeepingActivities } from './llm-query';
+import { retryPolicy } from './retry-policy';
+import { searchAttributePairs } from './search-attributes';
+
+const hex = (n: number): string => uuid4().replace(/-/g, '').slice(0, n);
+
+/** CH-3: a chain ended by a failed step (stopOnError) or a guardrail is FAILED. */
+function chainStatus(outcomes: ChainStepOutcome[], stopped: boolean): ChainStatus {
+  if (stopped) return 'FAILED';
+  if (!outcomes.some((o) => o.status === 'FAILED')) return 'SUCCESS';
+  return outcomes.some((o) => o.status === 'SUCCESS') ? 'PARTIAL' : 'FAILED';
+}
+
+export async function chainExecution(input: ChainExecutionInput): Promise<ChainExecutionResult> {
+  const { profiles } = input;
+  const acts = proxyActivities<Pick<Activities, 'prepareChainStep' | 'finishChain'>>({
+    startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
+    retry: retryPolicy(profiles.bookkeeping),
+  });
+  const startedMs = workflowInfo().startTime.getTime();
+  const outcomes: ChainStepOutcome[] = [];
+  let stoppedByError = false;
+  let guardrail: 'maxTokens' | undefined;
+  let tokens = 0;
+  try {
+    for (const step of input.steps) {
+      if (stoppedByError || guardrail) {
+        outcomes.push({ ...step, status: 'SKIPPED' });
+        continue;
+      }
+      const stepExecutionId = uuid4();
+      const spanId = hex(16);
+      const metadata = {
+        chainExecutionId: input.executionId,
+        chainStep: step.order,
+        traceId: input.traceId,
+        spanId,
+        traceparent: `00-${input.traceId}-${spanId}-01`,
+        telemetry: 'full',
+      };
+      try {
+        const { requestPayloadId } = await acts.prepareChainStep({
+          chainExecutionId: input.executionId,
+          chainId: input.chainId,
+          apiKeyId: input.apiKeyId,
+          chainRequestPayloadId: input.requestPayloadId,
+          order: step.order,
+          promptId: step.promptId,
+          stepExecutionId,
+          completed: outcomes
+            .filter((o) => o.status === 'SUCCESS')
+            .map((o) => ({ order: o.order, answerPayloadId: o.answerPayloadId! })),
+          metadata,
+        });
+        const childInput: PromptExecutionInput = {
+          executionId: stepExecutionId,
+          kind: 'chain_step',
+          apiKeyId: input.apiKeyId,
+          parentExecutionId: input.executionId,
+          promptId: step.promptId,
+          requestPayloadId,
+          depth: 0,
+          ancestors: [],
+          nowMs: startedMs,
+          chainId: input.chainId,
+          metadata,
+          profiles,
+        };
+        const result = await executeChild<(i: PromptExecutionInput) => Promise<PromptExecutionResult>>(
+          'promptExecution',
+          {
+            workflowId: workflowIdFor(stepExecutionId),
+            args: [childInput],
+            // DX-5: the step carries the chain's ChainId and ApiKeyId.
+            typedSearchAttributes: searchAttributePairs({ ChainId: input.chainId, ApiKeyId: input.apiKeyId }),
+          },
+        );
+        outcomes.push({
+          ...step,
+          status: 'SUCCESS',
+          executionId: stepExecutionId,
+          answerPayloadId: result.answerPayloadId,
+          usage: result.usage,
+          provider: result.provider,
+          model: result.model,
+        });
+        tokens += result.usage.input_tokens + result.usage.output_tokens;
+        if (input.maxTokensPerExecution !== undefined && tokens > input.maxTokensPerExecution)
+          guardrail = 'maxTokens';
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const failure = describeFailure(err);
+        outcomes.push({
+          ...step,
+          status: 'FAILED',
+          executionId: stepExecutionId,
+          error: failure.detail,
+          errorStatus: failure.status,
+        });
+        if (input.stopOnError) stoppedByError = true;
+      }
+    }
+    return await acts.finishChain({
+      chainExecutionId: input.executionId,
+      chainId: input.chainId,
+      chainRequestPayloadId: input.requestPayloadId,
+      steps: outcomes,
+      status: chainStatus(outcomes, stoppedByError || guardrail !== undefined),
+      ...(guardrail ? { guardrail } : {}),
+      elapsedMs: Date.now() - startedMs,
+    });
+  } catch (err) {
+    // Cancelled (DX-3) or a bookkeeping step gave up: the record and re-attached readers learn it.
+    const failure = describeFailure(err);
+    const book = bookkeepingActivities(profiles);
+    await CancellationScope.nonCancellable(() =>
+      Promise.allSettled([
+        book.publishError({ executionId: input.executionId, status: failure.status, detail: failure.detail }),
+        book.finishExecution({
+          executionId: input.executionId,
+          status: failure.cancelled ? 'cancelled' : 'failed',
+          error: { status: failure.status, type: failure.type },
+        }),
+      ]),
+    );
+    throw err;
+  }
+}
