@@ -14,8 +14,11 @@ import type { FragmentStore } from '../db/fragment-store';
 import type { PipelineStore } from '../db/pipeline-store';
 import type { TextSplitterStore } from '../db/text-splitter-store';
 import type { LlmStore } from '../db/llm-store';
+import type { Redis } from 'ioredis';
 import type { KeyRing } from '../infra/crypto';
 import type { EncryptionCodec } from '../infra/payload-codec';
+import type { Config } from '../infra/config';
+import { createIdempotencyStore } from '../infra/idempotency-store';
 import type { Relay } from '../infra/relay';
 import type { TraceStore } from '../infra/trace-store';
 import type { ExecutionProfiles, IngestionProfile } from '../workflows/contracts';
@@ -28,6 +31,7 @@ import { RouteRegistry } from './route-registry';
 import { apiKeyRoutes } from './routes/api-keys';
 import { codecRoutes } from './routes/codec';
 import { agentExecutionRoutes } from './routes/agent-execution';
+import { executionRoutes } from './routes/executions';
 import { agentRoutes } from './routes/agents';
 import { documentRoutes } from './routes/documents';
 import { embeddingModelRoutes } from './routes/embedding-models';
@@ -64,11 +68,16 @@ export interface AppDeps {
   codecCorsOrigins: string[];
   readiness: Record<string, () => Promise<unknown>>;
   extraMetrics?: () => Promise<string>;
+  /** Shared Redis (absent in the embedded quick start) and its key prefix: idempotency keys (DX-4). */
+  redis: Redis | undefined;
+  config: Pick<Config, 'redisPrefix'>;
 }
 
 export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry } {
   const app = express();
   const routes = new RouteRegistry();
+  // Execute routes remember Idempotency-Key (DX-4): pass `executing` to them.
+  const executing = { ...deps, idempotency: createIdempotencyStore(deps.redis, deps.config.redisPrefix) };
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
@@ -91,7 +100,8 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(pipelineRoutes(routes, deps));
   app.use(documentRoutes(routes, deps));
   app.use(agentRoutes(routes, deps));
-  app.use(agentExecutionRoutes(routes, deps));
+  app.use(agentExecutionRoutes(routes, executing));
+  app.use(executionRoutes(routes, deps));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return { app, routes };

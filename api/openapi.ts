@@ -29,13 +29,16 @@ export function buildOpenApi(specs: readonly RouteSpec[], version: string): Reco
       required: true,
       schema: { type: 'string' },
     }));
-    const query = (spec.query ?? []).map((q) => ({
-      name: q.name,
-      in: 'query',
-      required: false,
-      description: q.description,
-      schema: { type: 'string' },
-    }));
+    const optional = (where: 'query' | 'header', list: { name: string; description: string }[] = []) =>
+      list.map((p) => ({
+        name: p.name,
+        in: where,
+        required: false,
+        description: p.description,
+        schema: { type: 'string' },
+      }));
+    const query = optional('query', spec.query);
+    const headers = optional('header', spec.headers);
     const successContent =
       spec.success.status === 204
         ? undefined
@@ -61,7 +64,7 @@ export function buildOpenApi(specs: readonly RouteSpec[], version: string): Reco
       summary: spec.summary,
       tags: [spec.tag],
       ...(spec.permission ? { description: `Permission: \`${spec.permission}\`` } : {}),
-      parameters: [...params, ...query],
+      parameters: [...params, ...query, ...headers],
       ...(spec.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: spec.body } } } }
         : {}),

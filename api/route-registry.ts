@@ -25,6 +25,8 @@ export interface RouteSpec {
   success: { status: number; description: string; schema?: object; contentTypes?: string[] };
   errors?: number[];
   query?: { name: string; description: string }[];
+  /** Optional request headers worth documenting (e.g. `Idempotency-Key`). */
+  headers?: { name: string; description: string }[];
 }
 
 export type Handler<B> = (req: Request & { body: B }, res: Response) => Promise<void> | void;

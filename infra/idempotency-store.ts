@@ -1,0 +1,80 @@
+// Idempotency keys (SPEC §15 DX-4): one small value per key with an expiry, claimed atomically so
+// that two concurrent requests with the same key start one execution. Redis (SET NX, and Lua
+// compare-and-set / compare-and-delete) in production; an in-process map for the quick start.
+import type { Redis } from 'ioredis';
+
+export interface IdempotencyStore {
+  /** Stores `value` under `key` unless the key is held: null when claimed, else the value held. */
+  claim(key: string, value: string, ttlMs: number): Promise<string | null>;
+  /** Replaces the value of a key that still holds `expected` (with a new expiry); false otherwise. */
+  replace(key: string, expected: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Deletes the key if it still holds `expected`. */
+  release(key: string, expected: string): Promise<void>;
+}
+
+const REPLACE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
+const DELETE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1]) end return 0`;
+
+export class RedisIdempotencyStore implements IdempotencyStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(key: string): string {
+    return `${this.prefix}idempotency:${key}`;
+  }
+
+  async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
+    // SET NX then GET: a key that expired in between is simply claimed on the next round.
+    for (;;) {
+      if ((await this.redis.set(this.key(key), value, 'PX', ttlMs, 'NX')) === 'OK') return null;
+      const held = await this.redis.get(this.key(key));
+      if (held !== null) return held;
+    }
+  }
+
+  async replace(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.eval(REPLACE_IF, 1, this.key(key), expected, value, ttlMs)) === 1;
+  }
+
+  async release(key: string, expected: string): Promise<void> {
+    await this.redis.eval(DELETE_IF, 1, this.key(key), expected);
+  }
+}
+
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  private readonly entries = new Map<string, { value: string; expiresAt: number }>();
+
+  private held(key: string): string | null {
+    const entry = this.entries.get(key);
+    if (!entry) return null;
+    if (entry.expiresAt > Date.now()) return entry.value;
+    this.entries.delete(key);
+    return null;
+  }
+
+  async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
+    const now = Date.now();
+    for (const [k, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(k);
+    const held = this.held(key);
+    if (held !== null) return held;
+    this.entries.set(key, { value, expiresAt: now + ttlMs });
+    return null;
+  }
+
+  async replace(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
+    if (this.held(key) !== expected) return false;
+    this.entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+    return true;
+  }
+
+  async release(key: string, expected: string): Promise<void> {
+    if (this.held(key) === expected) this.entries.delete(key);
+  }
+}
+
+export const createIdempotencyStore = (redis: Redis | undefined, prefix: string): IdempotencyStore =>
+  redis ? new RedisIdempotencyStore(redis, prefix) : new MemoryIdempotencyStore();
