@@ -15,6 +15,10 @@ import { PipelineStore } from './db/pipeline-store';
 import { TextSplitterStore } from './db/text-splitter-store';
 import { createKnex, migrate, type Knex } from './db/knex';
 import { LlmStore } from './db/llm-store';
+import { PromptStore } from './db/prompt-store';
+import { ChainStore } from './db/chain-store';
+import { RoutingPolicyStore } from './db/routing-policy-store';
+import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
 import type { Config } from './infra/config';
 import { KeyRing } from './infra/crypto';
 import { temporalClientInterceptors } from './infra/telemetry';
@@ -43,6 +47,10 @@ export interface Runtime {
   pipelines: PipelineStore;
   documents: DocumentStore;
   fragments: FragmentStore;
+  prompts: PromptStore;
+  chains: ChainStore;
+  routingPolicies: RoutingPolicyStore;
+  executeCache: ExecuteCache;
   profiles: ExecutionProfiles;
   ingestion: IngestionProfile;
   close(): Promise<void>;
@@ -94,6 +102,12 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     pipelines: new PipelineStore(db),
     documents,
     fragments: new FragmentStore(db, documents, config.efSearch),
+    prompts: new PromptStore(db),
+    chains: new ChainStore(db, new PromptStore(db)),
+    routingPolicies: new RoutingPolicyStore(db),
+    executeCache: redis
+      ? new RedisExecuteCache(redis, keyring, config.executeCacheTtlSeconds, config.redisPrefix)
+      : new MemoryExecuteCache(keyring, config.executeCacheTtlSeconds),
     profiles: { llm: config.llm, bookkeeping: config.bookkeeping },
     ingestion: config.ingestion,
     async close() {

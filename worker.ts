@@ -40,6 +40,7 @@ export async function startWorker(
     ...rt,
     contentRetentionSeconds: config.contentRetentionSeconds,
     traceTtlSeconds: config.traceTtlSeconds,
+    defaultLlmId: config.defaultLlmId,
   });
   const worker = await Worker.create({
     connection,

@@ -28,6 +28,7 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
     bodyLimitBytes: config.bodyLimitBytes,
     documentBodyLimitBytes: config.documentBodyLimitBytes,
     taskQueue: config.taskQueue,
+    defaultLlmId: config.defaultLlmId,
     codecCorsOrigins: config.codecCorsOrigins,
     readiness: {
       database: () => rt.db.raw('select 1'),
