@@ -15,25 +15,29 @@
 import OpenAI from 'openai';
 import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
 import { temporal as proto, type google } from '@temporalio/proto';
-import { performance } from 'node:perf_hooks';
 import { startFakeModelServer, type FakeModelServer } from '../test/fakes/fake-model-server';
 import { workflowIdFor } from '../workflows/contracts';
 import {
+  closedLoop,
   cpuBetween,
   cpuSnapshot,
   envInt,
   figuresJson,
   log,
   machine,
+  nowMs,
   percentile,
   printTable,
   round,
+  setupAgentBench,
   startBenchStack,
+  streamExecution,
   writeResults,
+  type AgentBench,
   type BenchStack,
   type Figure,
+  type StreamedExecution,
 } from './lib/harness';
-import { Corpus } from './lib/synthetic';
 
 const DIMS = 384;
 const K = 5;
@@ -48,18 +52,6 @@ const settings = {
   breakdown: envInt('BENCH_BREAKDOWN', 30, 0),
   answerWords: envInt('BENCH_ANSWER_WORDS', 50),
   seed: envInt('BENCH_SEED', 42, 0),
-};
-
-const AGENT = {
-  name: 'bench-execution',
-  prompt: [
-    { role: 'system', template: 'Answer using only the reference text.' },
-    { role: 'user', template: 'Reference text:\n{context}\n\nQuestion: {question}' },
-  ],
-  placeholders: [
-    { name: 'question', type: 'query' },
-    { name: 'context', type: 'similarity', target: 'question', params: { k: K } },
-  ],
 };
 
 interface Summary {
@@ -78,137 +70,41 @@ const summarise = (samples: number[]): Summary => ({
   max: round(samples.length ? Math.max(...samples) : NaN),
 });
 
-/** Wall-clock milliseconds with sub-millisecond precision (comparable with Temporal's event times). */
-const nowMs = (): number => performance.timeOrigin + performance.now();
-
 // ---- setup through the API ----------------------------------------------------------------
 
-interface Setup {
-  pipelineId: string;
-  llmId: string;
-  agentId: string;
-  questions: string[];
-}
+type Setup = AgentBench;
 
 async function setup(stack: BenchStack, fake: FakeModelServer): Promise<Setup> {
-  const { http } = stack;
-  const model = await http.expect<{ id: string }>(201, 'POST', '/embedding_models', {
-    name: 'bench-hash-384',
-    provider: 'hash',
-    size: DIMS,
-  });
-  const splitter = await http.expect<{ id: string }>(201, 'POST', '/text_splitters', {
-    name: 'bench-1k',
-    provider: 'recursive_character',
-    parameters: { chunk_size: 1000, chunk_overlap: 0 },
-  });
-  const pipeline = await http.expect<{ id: string }>(201, 'POST', '/pipelines', {
+  const s = await setupAgentBench(stack.http, fake, {
     name: 'bench-execution',
-    embedding_model_id: model.id,
-    text_splitter_id: splitter.id,
-    classifications: [{ name: 'internal', includes: ['public'] }, { name: 'public' }],
-  });
-  const llm = await http.expect<{ id: string }>(201, 'POST', '/llms', {
-    name: 'bench-fake',
-    endpoint: fake.url,
     model: MODEL,
-    api_key: 'sk-bench',
+    fragments: settings.fragments,
+    seed: settings.seed,
+    dims: DIMS,
   });
-  const agent = await http.expect<{ id: string }>(201, 'POST', '/agents', AGENT);
-
-  // A few hundred ~1 KB fragments: documents of 30 paragraphs (one fragment each).
-  const corpus = new Corpus({ seed: settings.seed, topics: 20, wordsPerTopic: 100, commonWords: 500 });
-  const documents: unknown[] = [];
-  for (let fragments = 0, i = 0; fragments < settings.fragments; i++) {
-    const paragraphs = Math.min(30, settings.fragments - fragments);
-    const doc = corpus.document(paragraphs);
-    documents.push({
-      content: doc.content,
-      classification: i % 2 === 0 ? 'internal' : 'public',
-      metadata: { topic: doc.topic },
-      external_id: `bench-${i}`,
-    });
-    fragments += paragraphs;
-  }
-  await http.expect(202, 'POST', `/pipelines/${pipeline.id}/documents:batch`, { documents });
-  const unfinished = `/pipelines/${pipeline.id}/documents?status$in=pending,processing&limit=1`;
-  for (let i = 0; ; i++) {
-    const page = await http.expect<{ data: unknown[] }>(200, 'GET', unfinished);
-    if (page.data.length === 0) break;
-    if (i > 600) throw new Error('ingestion did not finish in 2 minutes');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const failed = await http.expect<{ data: unknown[] }>(
-    200,
-    'GET',
-    `/pipelines/${pipeline.id}/documents?status=failed&limit=1`,
-  );
-  if (failed.data.length > 0) throw new Error('some documents failed to ingest');
   const [{ n }] = (await stack.rt
     .db('fragments')
-    .where({ pipeline_id: pipeline.id, current: true })
+    .where({ pipeline_id: s.pipelineId, current: true })
     .count('* as n')) as unknown as [{ n: string }];
-  log(`pipeline ready: ${documents.length} documents, ${n} fragments`);
-
-  const queries = corpus.reseed(settings.seed + 1);
-  const questions = Array.from({ length: 64 }, () => queries.query().text);
-  return { pipelineId: pipeline.id, llmId: llm.id, agentId: agent.id, questions };
+  log(`pipeline ready: ${s.documents} documents, ${n} fragments`);
+  return s;
 }
 
 // ---- one execution as a client ------------------------------------------------------------
 
-interface Execution {
-  executionId: string;
-  sentAt: number;
-  /** Milliseconds from sending to the response headers, the first delta line, the end. */
-  headersMs: number;
-  ttftMs: number;
-  totalMs: number;
-  deltas: number;
-}
+type Execution = StreamedExecution;
 
-async function execute(stack: BenchStack, s: Setup, question: string): Promise<Execution> {
-  const sentAt = nowMs();
-  const res = await fetch(`${stack.http.baseUrl}/agents/${s.agentId}/execute`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
+function execute(stack: BenchStack, s: Setup, question: string): Promise<Execution> {
+  return streamExecution(
+    `${stack.http.baseUrl}/agents/${s.agentId}/execute`,
+    {
       'x-api-key': stack.config.adminKeyId!,
       'x-api-key-secret': stack.config.adminKeySecret!,
       'x-pipeline-id': s.pipelineId,
       'x-llm-id': s.llmId,
     },
-    body: JSON.stringify({ prompt: { question }, classification: 'internal' }),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const headersMs = nowMs() - sentAt;
-  if (res.status !== 200 || !res.body) throw new Error(`execute → ${res.status}: ${await res.text()}`);
-  const executionId = res.headers.get('x-agentry-execution-id') ?? '';
-  const decoder = new TextDecoder();
-  let buffered = '';
-  let ttftMs = NaN;
-  let deltas = 0;
-  let done = false;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, newline).trim();
-      buffered = buffered.slice(newline + 1);
-      if (!line) continue;
-      const event = JSON.parse(line) as { type: string; detail?: string };
-      if (event.type === 'delta') {
-        if (deltas === 0) ttftMs = nowMs() - sentAt;
-        deltas += 1;
-      } else if (event.type === 'error') {
-        throw new Error(`execution ${executionId} failed in-band: ${event.detail ?? line}`);
-      } else if (event.type === 'done') {
-        done = true;
-      }
-    }
-  }
-  if (!done || deltas === 0) throw new Error(`execution ${executionId}: stream ended without done/deltas`);
-  return { executionId, sentAt, headersMs, ttftMs, totalMs: nowMs() - sentAt, deltas };
+    { prompt: { question }, classification: 'internal' },
+  );
 }
 
 // ---- baselines ----------------------------------------------------------------------------
@@ -331,27 +227,16 @@ async function breakdown(stack: BenchStack, executions: Execution[]) {
 
 async function throughput(stack: BenchStack, s: Setup, fake: FakeModelServer) {
   const deadline = nowMs() + settings.durationS * 1000;
-  const ttft: number[] = [];
-  const total: number[] = [];
-  const errors: string[] = [];
-  let completed = 0;
   // The fake records every request body: keep its memory flat.
   const trim = setInterval(() => fake.reset(), 1000);
   const cpuBefore = cpuSnapshot();
   const start = nowMs();
-  const client = async (c: number): Promise<void> => {
-    for (let i = 0; nowMs() < deadline && !interrupted; i++) {
-      try {
-        const ex = await execute(stack, s, s.questions[(c * 7 + i) % s.questions.length]!);
-        ttft.push(ex.ttftMs);
-        total.push(ex.totalMs);
-        completed += 1;
-      } catch (err) {
-        errors.push((err as Error).message);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: settings.clients }, (_, c) => client(c)));
+  const { ttft, total, errors, completed } = await closedLoop(
+    settings.clients,
+    deadline,
+    () => interrupted,
+    (c, i) => execute(stack, s, s.questions[(c * 7 + i) % s.questions.length]!),
+  );
   const wallS = (nowMs() - start) / 1000;
   clearInterval(trim);
   const cpu = cpuBetween(cpuBefore, cpuSnapshot());

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm run bench -- [name]` (DESIGN §6): brings up PostgreSQL and Redis, builds, starts (or
 # reuses) a headless Temporal dev server on a spare port, runs dist/bench/<name>.js and stops the
-# server if it started it. Names are the files bench/<name>.ts with a main: `retrieval` (default).
+# server if it started it. Names are the files bench/<name>.ts with a main: `retrieval` (default),
+# `execution`, `load` (API and worker as separate processes; flags after the name).
 # Environment: BENCH_TEMPORAL_PORT (default: the first free port from 7299; a server already on a
 # port given here is reused), TEMPORAL_ADDRESS (use that server instead),
 # DATABASE_URL / REDIS_URL (the services), BENCH_SKIP_BUILD=1, plus each benchmark's BENCH_* and

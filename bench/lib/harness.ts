@@ -8,13 +8,16 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { startApi } from '../../api/server';
+import type { FakeModelServer } from '../../test/fakes/fake-model-server';
 import { loadConfig, type Config } from '../../infra/config';
 import { createLogger } from '../../infra/logger';
 import { connectTemporalClient, createRuntime, type Runtime } from '../../runtime';
 import { startWorker, type WorkerHandle } from '../../worker';
+import { Corpus } from './synthetic';
 
 /** The repository root (where package.json is), from dist/bench or bench. */
 export const ROOT = (() => {
@@ -40,13 +43,15 @@ export function envInt(name: string, fallback: number, min = 1): number {
   return n;
 }
 
-function databaseUrl(name: string): string {
+/** The admin URL with another database name. */
+export function databaseUrl(name: string): string {
   const url = new URL(ADMIN_DATABASE_URL);
   url.pathname = `/${name}`;
   return url.toString();
 }
 
-async function admin(sql: string): Promise<void> {
+/** One statement on the admin database (CREATE / DROP DATABASE). */
+export async function admin(sql: string): Promise<void> {
   const client = new PgClient({ connectionString: ADMIN_DATABASE_URL });
   await client.connect();
   try {
@@ -160,6 +165,101 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
   };
 }
 
+/** Wall-clock milliseconds with sub-millisecond precision (comparable with Temporal's event times). */
+export const nowMs = (): number => performance.timeOrigin + performance.now();
+
+export interface StreamedExecution {
+  executionId: string;
+  /** Wall-clock time of sending the request (ms). */
+  sentAt: number;
+  /** Milliseconds from sending to the response headers, the first delta line, the end. */
+  headersMs: number;
+  ttftMs: number;
+  totalMs: number;
+  deltas: number;
+}
+
+/**
+ * POSTs an execution request that answers NDJSON and reads the stream to its end, timing the first
+ * `delta`. Anything but 200, an in-band `error` event, or an end without `done` throws.
+ */
+export async function streamExecution(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  timeoutMs = 60_000,
+): Promise<StreamedExecution> {
+  const sentAt = nowMs();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const headersMs = nowMs() - sentAt;
+  if (res.status !== 200 || !res.body) throw new Error(`execute → ${res.status}: ${await res.text()}`);
+  const executionId = res.headers.get('x-agentry-execution-id') ?? '';
+  const decoder = new TextDecoder();
+  let buffered = '';
+  let ttftMs = NaN;
+  let deltas = 0;
+  let done = false;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, newline).trim();
+      buffered = buffered.slice(newline + 1);
+      if (!line) continue;
+      const event = JSON.parse(line) as { type: string; detail?: string };
+      if (event.type === 'delta') {
+        if (deltas === 0) ttftMs = nowMs() - sentAt;
+        deltas += 1;
+      } else if (event.type === 'error') {
+        throw new Error(`execution ${executionId} failed in-band: ${event.detail ?? line}`);
+      } else if (event.type === 'done') {
+        done = true;
+      }
+    }
+  }
+  if (!done || deltas === 0) throw new Error(`execution ${executionId}: stream ended without done/deltas`);
+  return { executionId, sentAt, headersMs, ttftMs, totalMs: nowMs() - sentAt, deltas };
+}
+
+export interface ClosedLoop {
+  ttft: number[];
+  total: number[];
+  errors: string[];
+  completed: number;
+}
+
+/**
+ * `clients` clients, each running `once(client, i)` back to back until `deadline` (wall ms) or
+ * `stop()`; records time to first token and total time of each success, and each error message.
+ */
+export async function closedLoop(
+  clients: number,
+  deadline: number,
+  stop: () => boolean,
+  once: (client: number, i: number) => Promise<StreamedExecution>,
+): Promise<ClosedLoop> {
+  const out: ClosedLoop = { ttft: [], total: [], errors: [], completed: 0 };
+  const client = async (c: number): Promise<void> => {
+    for (let i = 0; nowMs() < deadline && !stop(); i++) {
+      try {
+        const ex = await once(c, i);
+        out.ttft.push(ex.ttftMs);
+        out.total.push(ex.totalMs);
+        out.completed += 1;
+      } catch (err) {
+        out.errors.push((err as Error).message);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
+  return out;
+}
+
 /** Nearest-rank percentile (p in 0..100) of unsorted samples. */
 export function percentile(samples: number[], p: number): number {
   if (samples.length === 0) return NaN;
@@ -226,7 +326,7 @@ export const machine = () => ({
 
 const CLOCK_TICKS = 100;
 
-function procStat(pid: string): { comm: string; ppid: string; self: number; children: number } | null {
+export function procStat(pid: string): { comm: string; ppid: string; self: number; children: number } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = text.lastIndexOf(')');
@@ -345,4 +445,103 @@ export function writeResults(key: string, value: unknown): string {
   current[key] = value;
   writeFileSync(file, `${JSON.stringify(current, null, 2)}\n`);
   return file;
+}
+
+// ---- the agent of the execution and load benchmarks ----------------------------------------
+
+/** One query placeholder and one similarity placeholder (k 5) over the pipeline. */
+export const BENCH_AGENT = {
+  prompt: [
+    { role: 'system', template: 'Answer using only the reference text.' },
+    { role: 'user', template: 'Reference text:\n{context}\n\nQuestion: {question}' },
+  ],
+  placeholders: [
+    { name: 'question', type: 'query' },
+    { name: 'context', type: 'similarity', target: 'question', params: { k: 5 } },
+  ],
+};
+
+export interface AgentBench {
+  pipelineId: string;
+  llmId: string;
+  agentId: string;
+  documents: number;
+  /** 64 questions from the corpus' vocabularies (another random stream than the documents). */
+  questions: string[];
+}
+
+/**
+ * Through the API: a `hash` embedding model of `dims`, a recursive splitter (1000), a pipeline
+ * (`internal` includes `public`), `fragments` ~1 KB fragments of synthetic text (documents of 30
+ * paragraphs, one fragment each, classifications alternating) ingested to the end, an LLM on the
+ * fake model server and the agent `BENCH_AGENT`.
+ */
+export async function setupAgentBench(
+  http: HttpClient,
+  fake: FakeModelServer,
+  options: { name: string; model: string; fragments: number; seed: number; dims: number },
+): Promise<AgentBench> {
+  const model = await http.expect<{ id: string }>(201, 'POST', '/embedding_models', {
+    name: `bench-hash-${options.dims}`,
+    provider: 'hash',
+    size: options.dims,
+  });
+  const splitter = await http.expect<{ id: string }>(201, 'POST', '/text_splitters', {
+    name: 'bench-1k',
+    provider: 'recursive_character',
+    parameters: { chunk_size: 1000, chunk_overlap: 0 },
+  });
+  const pipeline = await http.expect<{ id: string }>(201, 'POST', '/pipelines', {
+    name: options.name,
+    embedding_model_id: model.id,
+    text_splitter_id: splitter.id,
+    classifications: [{ name: 'internal', includes: ['public'] }, { name: 'public' }],
+  });
+  const llm = await http.expect<{ id: string }>(201, 'POST', '/llms', {
+    name: 'bench-fake',
+    endpoint: fake.url,
+    model: options.model,
+    api_key: 'sk-bench',
+  });
+  const agent = await http.expect<{ id: string }>(201, 'POST', '/agents', {
+    name: options.name,
+    ...BENCH_AGENT,
+  });
+  const corpusOptions = { seed: options.seed, topics: 20, wordsPerTopic: 100, commonWords: 500 };
+  const corpus = new Corpus(corpusOptions);
+  const documents: unknown[] = [];
+  for (let fragments = 0, i = 0; fragments < options.fragments; i++) {
+    const paragraphs = Math.min(30, options.fragments - fragments);
+    const doc = corpus.document(paragraphs);
+    documents.push({
+      content: doc.content,
+      classification: i % 2 === 0 ? 'internal' : 'public',
+      metadata: { topic: doc.topic },
+      external_id: `bench-${i}`,
+    });
+    fragments += paragraphs;
+  }
+  await http.expect(202, 'POST', `/pipelines/${pipeline.id}/documents:batch`, { documents });
+  const unfinished = `/pipelines/${pipeline.id}/documents?status$in=pending,processing&limit=1`;
+  for (let i = 0; ; i++) {
+    const page = await http.expect<{ data: unknown[] }>(200, 'GET', unfinished);
+    if (page.data.length === 0) break;
+    if (i > 1200) throw new Error('ingestion did not finish in 4 minutes');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const failed = await http.expect<{ data: unknown[] }>(
+    200,
+    'GET',
+    `/pipelines/${pipeline.id}/documents?status=failed&limit=1`,
+  );
+  if (failed.data.length > 0) throw new Error('some documents failed to ingest');
+  // Same vocabularies, another random stream: queries apart from the documents.
+  const queries = new Corpus(corpusOptions).reseed(options.seed + 1);
+  return {
+    pipelineId: pipeline.id,
+    llmId: llm.id,
+    agentId: agent.id,
+    documents: documents.length,
+    questions: Array.from({ length: 64 }, () => queries.query().text),
+  };
 }
