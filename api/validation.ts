@@ -49,11 +49,31 @@ function messageOf(e: ErrorObject, path: string): string {
   }
 }
 
+/**
+ * JSON nesting a body may have. JSON.parse builds any depth, but the code that walks free-form
+ * values (metadata schemas, filters, storage) recurses: 20 000 nested objects overflow its stack.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/** Whether objects/arrays nest deeper than `limit` levels (iterative, so any depth is safe). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    if (depth > limit) return true;
+    for (const child of Object.values(node as object))
+      if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Validates `body` against `schema`; a failure is a 400 naming every offending field. */
 export function validate<T>(schema: object, body: unknown, what = 'Request body'): T {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new InvalidInput(`${what} must be a JSON object (Content-Type: application/json)`);
   }
+  if (nestsDeeperThan(body, MAX_BODY_DEPTH))
+    throw new InvalidInput(`${what} nests deeper than ${MAX_BODY_DEPTH} levels`);
   let fn = compiled.get(schema);
   if (!fn) {
     fn = ajv.compile(schema);

@@ -1,6 +1,6 @@
 // SPEC §1 bodies: strict schema validation → 400 (InvalidInput) naming the offending fields.
 import { InvalidInput } from '../../domain/errors';
-import { validate } from '../../api/validation';
+import { MAX_BODY_DEPTH, validate } from '../../api/validation';
 import { createApiKeySchema, updateApiKeySchema } from '../../api/schemas/api-keys';
 import { createLlmSchema, llmQuerySchema, updateLlmSchema } from '../../api/schemas/llms';
 
@@ -141,5 +141,36 @@ describe('validate (§1 bodies)', () => {
 
   it('§1: the message names what was validated', () => {
     expect(() => validate(createLlmSchema, null, 'LLM')).toThrow(/^LLM must be a JSON object/);
+  });
+
+  it('LLM-1: an api_key that cannot travel in an HTTP header is rejected, naming the rule', () => {
+    for (const api_key of ['sk-\u{1F600}', 'k\u0100', 'caf\u00e9', 'a\nb', ' sk-x', 'sk-x ']) {
+      const err = rejection(createLlmSchema, { ...LLM, api_key });
+      expect(err.items).toEqual([
+        {
+          type: 'pattern',
+          path: 'api_key',
+          message: 'api_key must be printable ASCII without leading or trailing spaces',
+        },
+      ]);
+    }
+    expect(validate(updateLlmSchema, { api_key: 'sk-proj_A1.b~c d' })).toEqual({
+      api_key: 'sk-proj_A1.b~c d',
+    });
+  });
+
+  it('§18: a body nested deeper than MAX_BODY_DEPTH is a 400, also far deeper than the stack', () => {
+    const nested = (levels: number): unknown => {
+      let value: unknown = 1;
+      for (let i = 0; i < levels; i++) value = i % 2 ? [value] : { a: value };
+      return value;
+    };
+    const schema = { type: 'object', properties: { metadata: {} } };
+    expect(validate(schema, { metadata: nested(MAX_BODY_DEPTH - 1) })).toBeTruthy();
+    for (const levels of [MAX_BODY_DEPTH, 20_000]) {
+      expect(rejection(schema, { metadata: nested(levels) }).message).toBe(
+        `Request body nests deeper than ${MAX_BODY_DEPTH} levels`,
+      );
+    }
   });
 });
