@@ -13,7 +13,7 @@ import { temporal } from '@temporalio/proto';
 import { Client as PgClient } from 'pg';
 import type { FakeModelServer } from '../fakes/fake-model-server';
 import { answerOf, type Api } from '../helpers/http';
-import { ADMIN_DATABASE_URL, ROOT } from '../helpers/services';
+import { ROOT } from '../helpers/services';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -306,18 +306,79 @@ function runsIn(history: temporal.api.history.v1.IHistory, activity: string): Ac
 
 // ---- faults -------------------------------------------------------------------------------------
 
-/** Terminates every connection to database `name` (the processes' pools included). */
-export async function terminateBackends(name: string): Promise<number> {
-  const admin = new PgClient({ connectionString: ADMIN_DATABASE_URL });
-  await admin.connect();
+/** EXCLUSIVE holds writes (reads pass); ACCESS EXCLUSIVE holds reads too. */
+export type LockMode = 'EXCLUSIVE' | 'ACCESS EXCLUSIVE';
+
+/**
+ * A lock held on a table of a test database, so that a query of the processes is certainly in
+ * flight when connections are dropped: each query that queues behind the lock is killed, with
+ * every other connection to the database, until the lock is released.
+ */
+export class TableLock {
+  private readonly killed = new Set<number>();
+  private released = false;
+
+  private constructor(
+    private readonly db: PgClient,
+    private readonly table: string,
+  ) {}
+
+  static async take(databaseUrl: string, table: string, mode: LockMode): Promise<TableLock> {
+    const db = new PgClient({ connectionString: databaseUrl });
+    await db.connect();
+    await db.query('BEGIN');
+    await db.query(`LOCK TABLE ${table} IN ${mode} MODE`);
+    return new TableLock(db, table);
+  }
+
+  /**
+   * `times` times: waits for a new query blocked on the table, then terminates every other
+   * connection to the database (the processes' pools included).
+   */
+  async dropBlocked(times: number, timeoutMs = 30_000): Promise<void> {
+    for (let n = 1; n <= times; n++) {
+      const pid = await until(`query ${n} blocked on ${this.table}`, timeoutMs, async () => {
+        const { rows } = await this.db.query<{ pid: number }>(
+          // Databases cloned from one template share relation oids: name the database too.
+          `SELECT pid FROM pg_locks WHERE NOT granted AND relation = $1::regclass
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+          [this.table],
+        );
+        return rows.map((r) => r.pid).find((p) => !this.killed.has(p));
+      });
+      // pg_stat_activity is a snapshot kept for the transaction: take a fresh one. The
+      // function is in the select list, not the WHERE clause: only the rows kept are terminated.
+      await this.db.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await this.db.query<{ pid: number }>(
+        `SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      for (const row of rows) this.killed.add(row.pid);
+      expect(this.killed.has(pid)).toBe(true);
+    }
+  }
+
+  /** Lets the queries through (idempotent). */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.db.query('ROLLBACK').catch(() => undefined);
+    await this.db.end();
+  }
+}
+
+/** Runs `body` while `table` is locked; the lock is released even when `body` fails. */
+export async function whileLocked(
+  databaseUrl: string,
+  table: string,
+  mode: LockMode,
+  body: (lock: TableLock) => Promise<void>,
+): Promise<void> {
+  const lock = await TableLock.take(databaseUrl, table, mode);
   try {
-    const res = await admin.query(
-      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-      [name],
-    );
-    return res.rowCount ?? 0;
+    await body(lock);
   } finally {
-    await admin.end();
+    await lock.release();
   }
 }
 
