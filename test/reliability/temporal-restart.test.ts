@@ -1,0 +1,69 @@
+// The Temporal server restarted under a running execution (§9.3, §9.6). The stack runs on a
+// private dev server (its own port, persisting to a SQLite file; never the shared one): it is
+// killed (SIGKILL) while the answer streams and started again on the same port and file. The
+// worker and the API reconnect; the execution carries on from its history and completes.
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { startProcessStack, type ProcessStack } from '../helpers/processes';
+import {
+  activityRuns,
+  deltaCount,
+  executeAgent,
+  expectCleanAnswer,
+  finishedRecord,
+  PrivateTemporal,
+  resets,
+  scriptedAnswer,
+  seedAgent,
+  until,
+  type SeededAgent,
+} from './support';
+
+const MODEL = 'temporal-gpt';
+const ANSWER = scriptedAnswer(40);
+
+let temporal: PrivateTemporal;
+let stack: ProcessStack;
+let fake: FakeModelServer;
+let agent: SeededAgent;
+
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+  temporal = await PrivateTemporal.start();
+  // A heartbeat timeout longer than the restart: the outage must not read as a dead worker.
+  stack = await startProcessStack({
+    TEMPORAL_ADDRESS: temporal.address,
+    AGENTRY_LLM_HEARTBEAT_TIMEOUT_MS: '20000',
+  });
+  agent = await seedAgent(stack.admin, fake, { model: MODEL });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await temporal?.stop();
+  await fake?.close();
+});
+
+describe('reliability: Temporal restarted mid-execution', () => {
+  it('§9.3/§9.6: the Temporal dev server is killed mid-stream and restarted on its database: the execution continues; the client gets the full answer once, no reset; 1 model call; the record says succeeded', async () => {
+    fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 });
+    const stream = await executeAgent(stack.admin, agent);
+    expect(stream.status).toBe(200);
+    await until('the first deltas', 20_000, () => (deltaCount(stream.events) >= 5 ? true : undefined));
+    await temporal.restart();
+    // Temporal came back while the answer was still streaming.
+    expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);
+    await stream.ended;
+    expectCleanAnswer(stream.events, ANSWER, 1);
+    expect(resets(stream.events)).toHaveLength(0);
+    expect(fake.requestsFor(MODEL).map((r) => r.aborted)).toEqual([false]);
+    // The workflow went on after the restart: its model activity completed in the recovered
+    // history and the closing bookkeeping ran.
+    expect(await activityRuns(temporal.address, `execution-${stream.executionId}`, 'callModel')).toEqual([
+      { attempt: 1, previousFailure: undefined },
+    ]);
+    expect(await finishedRecord(stack.database.url, stream.executionId, 60_000)).toEqual({
+      status: 'succeeded',
+      attempts: 1,
+    });
+  }, 120_000);
+});
