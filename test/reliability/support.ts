@@ -173,7 +173,7 @@ export function readNdjson(res: Response): Pick<LiveStream, 'events' | 'ended'> 
 export async function executeAgent(
   admin: Api,
   agent: SeededAgent,
-  question = 'How do I rotate the credentials?',
+  headers: Record<string, string> = {},
 ): Promise<LiveStream & { body: string }> {
   const res = await fetch(`${admin.baseUrl}/agents/${agent.agentId}/execute`, {
     method: 'POST',
@@ -181,8 +181,12 @@ export async function executeAgent(
       'content-type': 'application/json',
       'x-pipeline-id': agent.pipelineId,
       'x-llm-id': agent.llmId,
+      ...headers,
     }),
-    body: JSON.stringify({ prompt: { question }, classification: 'internal' }),
+    body: JSON.stringify({
+      prompt: { question: 'How do I rotate the credentials?' },
+      classification: 'internal',
+    }),
   });
   const executionId = res.headers.get('x-agentry-execution-id') ?? '';
   if (res.status !== 200) {
