@@ -34,6 +34,7 @@ import {
 } from '../workflows/contracts';
 import { answerPayloadId, type ModelRequestContent, type StoredAnswer } from './call-model';
 import { createPlanner, routedLlms, type PlanningDeps } from './prompt-planning';
+import { checkRenderedSize } from './rendered-limit';
 
 export interface PromptExecutionDeps extends PlanningDeps {
   agents: AgentStore;
@@ -290,6 +291,7 @@ export function createPromptExecutionActivities(deps: PromptExecutionDeps) {
     }
     const fileUrls = attachments.flatMap((a) => (a.type === 'url' ? [a.url] : []));
     messages.push({ role: 'user', content: user, ...(fileUrls.length > 0 ? { fileUrls } : {}) });
+    checkRenderedSize(messages);
     const content: ModelRequestContent = { messages };
     const renderedPayloadId = renderedId(input.executionId);
     await deps.executions.putPayload(renderedPayloadId, input.executionId, 'rendered', content);

@@ -15,6 +15,7 @@ import type { ChatMessage } from '../domain/llm-request';
 import { FailureType, type RenderInput } from '../workflows/contracts';
 import type { ModelRequestContent } from './call-model';
 import { slotAnswers, type StoredPlan } from './prompt-execution';
+import { checkRenderedSize } from './rendered-limit';
 import type { AgentRequestContent } from './retrieve-fragments';
 
 export interface RenderDeps {
@@ -81,6 +82,7 @@ export function createRenderPrompt(deps: RenderDeps) {
       }
       messages.push({ role: message.role, content });
     }
+    checkRenderedSize(messages);
     // PV-6: the record keeps the instant and the names of the variables resolved, no text.
     await deps.executions.recordDetails(input.executionId, {
       variables_instant: new Date(input.nowMs),

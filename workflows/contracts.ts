@@ -87,6 +87,8 @@ export const FailureType = {
   LlmRejected: 'Llm.Rejected',
   NotFound: 'Execution.NotFound',
   RenderPlaceholderInValue: 'Render.PlaceholderInValue',
+  /** SPEC §18: the rendered prompt exceeds 2 MB. */
+  RenderTooLarge: 'Render.TooLarge',
   RetrievalEmbeddingFailed: 'Retrieval.EmbeddingFailed',
   InfraUnavailable: 'Infra.Unavailable',
 } as const;
@@ -97,6 +99,7 @@ export const NON_RETRYABLE: readonly string[] = [
   FailureType.LlmRejected,
   FailureType.NotFound,
   FailureType.RenderPlaceholderInValue,
+  FailureType.RenderTooLarge,
   'Embedding.Rejected',
   'Ingestion.DocumentGone',
   'Render.ReferenceFatal',

@@ -226,6 +226,22 @@ GROUP BY parentExecutionId;`);
   });
 });
 
+describe('§18 rendered prompt limit', () => {
+  it('a rendered prompt over 2 MB is a 400 naming the limit, with no model call', async () => {
+    const big = 'x'.repeat(90 * 1024);
+    const res = await gateway({
+      prompt: '{{v}}'.repeat(25),
+      variables: { v: big },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      success: false,
+      error: `Rendered prompt is ${25 * 90 * 1024} bytes; the limit is 2097152 bytes`,
+    });
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
 describe('§12 PC-12 and §14 in agent templates', () => {
   it('an agent template injects a stored prompt and resolves system variables on the workflow clock', async () => {
     fake.script('main', { text: 'Agent answer.' });
