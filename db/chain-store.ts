@@ -133,11 +133,11 @@ export class ChainStore {
 
   /**
    * CH-4 maxConcurrency, exact under concurrent requests: the chain row is locked, its running
-   * executions counted, and `start` (which must write the execution record through `trx`) runs
+   * executions counted, and `create` (which must write the execution record through `trx`) runs
    * before the lock is released, so the next admission counts it. The chain's usage is updated in
    * the same transaction. 429 when `maxConcurrency` executions are running.
    */
-  async admit<T>(id: string, start: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  async admit<T>(id: string, create: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
     return this.db.transaction(async (trx) => {
       const chain = (await trx('chains').where({ id }).forUpdate().first('max_concurrency')) as
         Pick<Row, 'max_concurrency'> | undefined;
@@ -149,7 +149,7 @@ export class ChainStore {
         throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, CONCURRENCY_RETRY_AFTER_SECONDS).withDetails([
           { reason: 'maxConcurrency' },
         ]);
-      const result = await start(trx);
+      const result = await create(trx);
       await trx('chains')
         .where({ id })
         .update({ total_executions: trx.raw('total_executions + 1'), last_executed_at: new Date() });

@@ -5,7 +5,7 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
-import { ExecutionStore } from '../../db/execution-store';
+import { ExecutionStore, type NewExecution } from '../../db/execution-store';
 import type { ChainStore, StoredChain } from '../../db/chain-store';
 import type { PromptStore } from '../../db/prompt-store';
 import {
@@ -94,56 +94,74 @@ async function resultOf(temporal: Client, executionId: string): Promise<ChainExe
 export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps: ChainExecutionDeps): void {
   const rateLimiter = createChainRateLimiter(deps.redis, deps.config.redisPrefix);
 
-  /** CH-4: concurrency (under the chain row's lock), then the rate, then the start. */
-  const admitAndStart = (
+  /**
+   * CH-4: startExecution writes the record through `executions.create`; here that write runs in
+   * the admission transaction (the chain row locked, its running executions counted, a rate point
+   * taken), which commits before the workflow starts, so the next admission counts this one and
+   * the workflow never runs ahead of its record.
+   */
+  const admittingExecutions = (chain: StoredChain): ExecutionStore =>
+    Object.create(deps.executions, {
+      create: {
+        value: (execution: NewExecution, request: { payloadId: string; content: unknown }) =>
+          deps.chains.admit(chain.id, async (trx) => {
+            const perMinute = chain.guardrails.rateLimitPerMinute;
+            if (perMinute !== undefined) {
+              const wait = await rateLimiter.take(chain.id, perMinute);
+              if (wait !== null)
+                throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, wait).withDetails([
+                  { reason: 'rateLimit' },
+                ]);
+            }
+            await new ExecutionStore(trx, deps.keyring).create(execution, request);
+          }),
+      },
+    }) as ExecutionStore;
+
+  const admitAndStart = async (
     chain: StoredChain,
     apiKeyId: string,
     content: ChainRequestContent,
     stopOnError: boolean,
     traceId: string,
-  ) =>
-    deps.chains.admit(chain.id, async (trx) => {
-      const perMinute = chain.guardrails.rateLimitPerMinute;
-      if (perMinute !== undefined) {
-        const wait = await rateLimiter.take(chain.id, perMinute);
-        if (wait !== null)
-          throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, wait).withDetails([{ reason: 'rateLimit' }]);
-      }
-      try {
-        // The record is written inside the admission transaction, so the next one counts it.
-        return await startExecution<ChainExecutionInput>(
-          { ...deps, executions: new ExecutionStore(trx, deps.keyring) },
-          {
-            record: {
-              kind: 'chain',
-              api_key_id: apiKeyId,
-              chain_id: chain.id,
-              chain_depth: 0,
-              metadata: { traceId },
-            },
-            content,
-            workflowType: 'chainExecution',
-            args: ({ executionId, requestPayloadId, profiles }) => ({
-              executionId,
-              chainId: chain.id,
-              apiKeyId,
-              requestPayloadId,
-              steps: content.steps.map((s) => ({ order: s.order, promptId: s.promptId })),
-              stopOnError,
-              ...(chain.guardrails.maxTokensPerExecution !== undefined
-                ? { maxTokensPerExecution: chain.guardrails.maxTokensPerExecution }
-                : {}),
-              traceId,
-              profiles,
-            }),
-            searchAttributes: { ChainId: chain.id, ApiKeyId: apiKeyId },
+  ): Promise<string> => {
+    try {
+      return await startExecution<ChainExecutionInput>(
+        { ...deps, executions: admittingExecutions(chain) },
+        {
+          record: {
+            kind: 'chain',
+            api_key_id: apiKeyId,
+            chain_id: chain.id,
+            chain_depth: 0,
+            metadata: { traceId },
           },
-        );
-      } catch (err) {
-        if (perMinute !== undefined) await rateLimiter.giveBack(chain.id, perMinute);
-        throw err;
-      }
-    });
+          content,
+          workflowType: 'chainExecution',
+          args: ({ executionId, requestPayloadId, profiles }) => ({
+            executionId,
+            chainId: chain.id,
+            apiKeyId,
+            requestPayloadId,
+            steps: content.steps.map((s) => ({ order: s.order, promptId: s.promptId })),
+            stopOnError,
+            ...(chain.guardrails.maxTokensPerExecution !== undefined
+              ? { maxTokensPerExecution: chain.guardrails.maxTokensPerExecution }
+              : {}),
+            traceId,
+            profiles,
+          }),
+          searchAttributes: { ChainId: chain.id, ApiKeyId: apiKeyId },
+        },
+      );
+    } catch (err) {
+      // Admitted but not started (the database or Temporal failed): the rate point is given back.
+      const perMinute = chain.guardrails.rateLimitPerMinute;
+      if (perMinute !== undefined && !(err instanceof TooManyRequests))
+        await rateLimiter.giveBack(chain.id, perMinute);
+      throw err;
+    }
+  };
 
   routes.add<ExecuteChainBody>(
     router,

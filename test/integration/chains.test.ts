@@ -1,6 +1,7 @@
 // SPEC §13 through the API with a real worker and the fake model server: stored chains (CH-1),
 // the seed's Document Processing Chain end to end (CH-2, CH-3), trace context and step records
 // (CH-5), guardrails (CH-4), stopOnError, unresolved variables, DX-4 and DX-5 on chain execute.
+import type { Payload } from '@temporalio/common';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import type { Api } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';
@@ -44,6 +45,21 @@ function userText(body: Record<string, unknown>): string {
   return typeof user.content === 'string'
     ? user.content
     : user.content.flatMap((c) => (c.text === undefined ? [] : [c.text])).join('\n');
+}
+
+/** Every payload of a workflow's history decoded with the codec, as an operator's UI shows it. */
+async function decodedHistory(workflowId: string): Promise<string> {
+  const history = await stack.temporal.workflow.getHandle(workflowId).fetchHistory();
+  const payloads: Payload[] = [];
+  const walk = (v: unknown): void => {
+    if (!v || typeof v !== 'object' || ArrayBuffer.isView(v)) return;
+    if ('metadata' in v && 'data' in v) payloads.push(v as Payload);
+    else Object.values(v).forEach(walk);
+  };
+  walk(history);
+  expect(payloads.length).toBeGreaterThan(0);
+  const decoded = await stack.rt.codec.decode(payloads);
+  return decoded.map((p) => Buffer.from(p.data ?? new Uint8Array()).toString('utf8')).join('\n');
 }
 
 async function key(permissions: string[]): Promise<Api> {
@@ -365,6 +381,15 @@ describe('CH-2/CH-3 the Document Processing Chain', () => {
     });
     expect(JSON.parse(chainRecord.body.answer)).toEqual(res.body);
 
+    // §9.3: history holds ids and figures, never the inputs, variables, answers or the report,
+    // even decoded.
+    for (const workflowId of [chainExecutionId, records[1].id].map((id) => `execution-${id}`)) {
+      const text = await decodedHistory(workflowId);
+      expect(text).toContain(chainId);
+      for (const content of ['VeriPharma', 'Intake Summary', 'Compliance Decision', 'kyc/veripharm.pdf'])
+        expect(text).not.toContain(content);
+    }
+
     // DX-5: the chain and its steps carry ChainId in Temporal.
     const described = await stack.temporal.workflow.getHandle(`execution-${records[0].id}`).describe();
     expect(described.searchAttributes.ChainId).toEqual([chainId]);
@@ -395,6 +420,7 @@ describe('CH-2/CH-3 the Document Processing Chain', () => {
 
     const res = await execute(chainId, { inputs: { company_name: 'Acme', risk_tier: 3 } });
     expect(res.status).toBe(200);
+    expect(res.body.steps[0]).toMatchObject({ status: 'SUCCESS', response: INTAKE });
     expect(userText(fake.requests[0]!.body)).toBe('Summarise the intake documents of Acme (risk tier 3).');
 
     fake.reset();
@@ -425,8 +451,10 @@ describe('CH-2/CH-3 failures: stopOnError, PARTIAL, unresolved variables', () =>
     fake.script('flaky', { failFirst: { count: 100, status: 400, message: 'Unsupported input' } });
     const res = await execute(chainId, { inputs: {} });
     expect(res.status).toBe(200);
-    expect(res.body.status).toBe('FAILED');
-    expect(res.body.steps.map((s: any) => s.status)).toEqual(['SUCCESS', 'FAILED', 'SKIPPED']);
+    expect(res.body).toMatchObject({
+      status: 'FAILED',
+      steps: [{ status: 'SUCCESS' }, { status: 'FAILED' }, { status: 'SKIPPED' }],
+    });
     expect(res.body.steps[1]).toMatchObject({
       providerName: null,
       providerModel: null,
@@ -446,7 +474,7 @@ describe('CH-2/CH-3 failures: stopOnError, PARTIAL, unresolved variables', () =>
     fake.script('flaky', { failFirst: { count: 100, status: 400 } });
     const res = await execute(chainId, { inputs: {}, options: { stopOnError: false } });
     expect(res.status).toBe(200);
-    expect(res.body.status).toBe('PARTIAL');
+    expect(res.body).toMatchObject({ status: 'PARTIAL' });
     expect(res.body.steps.map((s: any) => s.status)).toEqual(['SUCCESS', 'FAILED', 'SUCCESS']);
     expect(res.body.steps[2].response).toBe(DECISION);
     expect(userText(fake.requestsFor('claude-3-sonnet')[0]!.body)).toContain(FINAL);
@@ -473,7 +501,7 @@ describe('CH-2/CH-3 failures: stopOnError, PARTIAL, unresolved variables', () =>
     ).body.chainId;
     const res = await execute(chainId, { inputs: { company_name: 'Acme' } });
     expect(res.status).toBe(200);
-    expect(res.body.status).toBe('PARTIAL');
+    expect(res.body).toMatchObject({ status: 'PARTIAL' });
     expect(res.body.steps.map((s: any) => [s.status, s.error])).toEqual([
       ['FAILED', 'Unresolved variable(s): vendor'],
       ['FAILED', 'Unresolved variable(s): missing_output, other'],
@@ -481,6 +509,42 @@ describe('CH-2/CH-3 failures: stopOnError, PARTIAL, unresolved variables', () =>
     ]);
     // Step variables resolve first, then inputs; a value is not expanded again.
     expect(fake.requests.map((r) => userText(r.body))).toEqual(['Rate Globex (Acme) for Acme.']);
+  });
+
+  it('DX-3: cancelling a running chain cancels its step; the execute answer is 499 and nothing runs after', async () => {
+    fake.script('slow', { text: 'one two three four five six seven eight nine ten', deltaDelayMs: 300 });
+    const chainId = (
+      await createChain({
+        name: 'cancellable',
+        steps: [
+          { order: 1, promptId: 'chain.slow' },
+          { order: 2, promptId: 'chain.summary' },
+        ],
+      })
+    ).body.chainId;
+    const pending = execute(chainId, { inputs: {} });
+    let step: any;
+    for (let i = 0; i < 100 && !step; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      step = await stack.rt.db('executions').where({ chain_id: chainId, kind: 'chain_step' }).first();
+    }
+    expect(step).toBeDefined();
+    while (fake.requestsFor('slow').length === 0) await new Promise((r) => setTimeout(r, 50));
+    const cancel = await stack.api.delete(`/executions/${step.parent_execution_id}`);
+    expect(cancel.status).toBe(202);
+    const res = await pending;
+    expect(res.status).toBe(499);
+    expect(res.body).toEqual({ success: false, error: 'Execution cancelled' });
+    const records = await stack.rt.db('executions').where({ chain_id: chainId }).orderBy('started_at');
+    expect(records.map((r: any) => [r.kind, r.status])).toEqual([
+      ['chain', 'cancelled'],
+      ['chain_step', 'cancelled'],
+    ]);
+    // DX-3: the model request is aborted within 2 s (the activity learns it from its heartbeat).
+    const slow = fake.requestsFor('slow')[0]!;
+    for (let i = 0; i < 50 && !slow.aborted; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(slow.aborted).toBe(true);
+    expect(fake.requestsFor('gpt-4o')).toHaveLength(0);
   });
 
   it('CH-2: no routing and no default LLM → 400 before anything runs', async () => {
@@ -556,8 +620,7 @@ describe('CH-4 guardrails', () => {
       })
     ).body.chainId;
     const res = await execute(chainId, { inputs: { company_name: 'VeriPharma', risk_tier: 'HIGH' } });
-    expect(res.status).toBe(429);
-    expect(res.body).toEqual(violation('maxTokens'));
+    expect({ status: res.status, body: res.body }).toEqual({ status: 429, body: violation('maxTokens') });
     // Step 1 used 1162 tokens: the chain stopped before step 2.
     expect(fake.requests.map((r) => r.model)).toEqual(['gpt-4o-mini']);
     const executionId = res.headers.get('x-agentry-execution-id')!;
@@ -589,5 +652,18 @@ describe('DX-4 Idempotency-Key on chain execute', () => {
     expect(fake.requests).toHaveLength(1);
     expect((await execute(chainId, { inputs: { a: '2' } }, headers)).status).toBe(409);
     expect((await stack.api.get(`/api/v1/chains/${chainId}`)).body.usage.totalExecutions).toBe(1);
+  });
+});
+
+describe('§9.3 records before workflows', () => {
+  it('DX-1: no chain run of this file started ahead of its committed record and request', async () => {
+    // Runs last: every chain execution above must have found its request (a workflow started
+    // inside the uncommitted admission transaction fails its first step with "content expired").
+    const chains = await stack.rt.db('executions').where({ kind: 'chain' }).select('id');
+    expect(chains.length).toBeGreaterThan(10);
+    for (const { id } of chains) {
+      const answer = await stack.rt.executions.getAnswer<{ text: string }>(id);
+      expect(answer?.text ?? '').not.toContain('Execution content expired');
+    }
   });
 });
