@@ -95,6 +95,12 @@ export function createCallModel(deps: CallModelDeps) {
         abort.abort();
       }, input.noProgressMs);
     };
+    // Waiting for our own relay (Redis restarting, §9.6) is not the model being silent.
+    const relay = async (event: RelayEvent): Promise<void> => {
+      clearTimeout(progressTimer);
+      await publish(input.executionId, event);
+      armProgressTimer();
+    };
     const heartbeat = setInterval(() => ctx.heartbeat({ attempt }), HEARTBEAT_MS);
     ctx.heartbeat({ attempt });
 
@@ -110,14 +116,13 @@ export function createCallModel(deps: CallModelDeps) {
         { model: llm.model, ...toResponsesRequest(request.messages, input.temperature), stream: true },
         { signal: abort.signal },
       );
-      await publish(input.executionId, { type: 'start', attempt });
+      await relay({ type: 'start', attempt });
       let text = '';
       let usage: Usage | undefined;
       for await (const event of stream) {
         if (event.type === 'response.output_text.delta') {
-          armProgressTimer();
           text += event.delta;
-          await publish(input.executionId, { type: 'delta', attempt, text: event.delta });
+          await relay({ type: 'delta', attempt, text: event.delta });
         } else if (event.type === 'response.completed') {
           usage = {
             input_tokens: event.response.usage?.input_tokens ?? 0,
