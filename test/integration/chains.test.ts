@@ -3,7 +3,7 @@
 // (CH-5), guardrails (CH-4), stopOnError, unresolved variables, DX-4 and DX-5 on chain execute.
 import type { Payload } from '@temporalio/common';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
-import type { Api } from '../helpers/http';
+import { answerOf, parseNdjson, type Api } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';
 
 let stack: Stack;
@@ -380,6 +380,10 @@ describe('CH-2/CH-3 the Document Processing Chain', () => {
       usage: { input_tokens: 1452, output_tokens: 600 },
     });
     expect(JSON.parse(chainRecord.body.answer)).toEqual(res.body);
+    // DX-2: re-attaching to the chain yields the report as its text.
+    const events = parseNdjson((await stack.api.get(`/executions/${chainExecutionId}/stream`)).text);
+    expect(JSON.parse(answerOf(events))).toEqual(res.body);
+    expect(events[events.length - 1]).toMatchObject({ type: 'done', usage: { input_tokens: 1452 } });
 
     // §9.3: history holds ids and figures, never the inputs, variables, answers or the report,
     // even decoded.
