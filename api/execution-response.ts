@@ -118,9 +118,11 @@ export async function respondWithExecution(
 }
 
 /** A failure decided before the first byte: its status and `{detail}` (503 with Retry-After). */
+/** A failure before the first byte: the status of the failure, in the route family's error shape. */
 function sendFailure(res: Response, status: number, detail: string): void {
   if (status === 503) res.set('Retry-After', '5');
-  res.status(status).json({ detail });
+  if (res.req.originalUrl.startsWith('/api/')) res.status(status).json({ success: false, error: detail });
+  else res.status(status).json({ detail });
 }
 
 async function respondWithText(

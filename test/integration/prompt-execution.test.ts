@@ -226,6 +226,57 @@ GROUP BY parentExecutionId;`);
   });
 });
 
+describe('DX-3 cancellation reaches child workflows', () => {
+  it('DELETE on a gateway execution cancels its EXECUTE child: the child model request is aborted within 2 s', async () => {
+    fake.script('exec', { text: 'slow words '.repeat(300), deltaDelayMs: 200 });
+    // A fresh prompt (the cache of market_outlook may hold an answer).
+    await stack.api.post('/api/v1/prompts', {
+      promptId: 'slow_brief',
+      name: 'Slow brief',
+      userPrompt: 'Write a long brief.',
+      customGatewayId: execLlmId,
+    });
+    // EX-7: the response is held until the first event, which comes after the child: read ids
+    // from the records while the request is pending.
+    const live = fetch(`${stack.url}/api/gateway/execute`, {
+      method: 'POST',
+      headers: stack.api.headers({ 'content-type': 'application/json', 'x-llm-id': llmId }),
+      body: JSON.stringify({ prompt: 'Brief: {{prompt:slow_brief}}', stream: true }),
+    });
+    const deadline = Date.now() + 15_000;
+    while (fake.requestsFor('exec').length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(fake.requestsFor('exec')).toHaveLength(1);
+    const { parent_execution_id: id } = await stack.rt
+      .db('executions')
+      .where({ referenced_prompt_id: 'slow_brief' })
+      .first('parent_execution_id');
+
+    const cancelledAt = Date.now();
+    expect((await stack.api.delete(`/executions/${id}`)).status).toBe(202);
+    while (!fake.requestsFor('exec')[0]!.aborted && Date.now() < cancelledAt + 5000)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(fake.requestsFor('exec')[0]!.aborted).toBe(true);
+    expect(Date.now() - cancelledAt).toBeLessThan(2000);
+    const res = await live;
+    expect(res.status).toBe(499);
+    expect(await res.json()).toEqual({ success: false, error: 'Execution cancelled' });
+    expect(res.headers.get('x-agentry-execution-id')).toBe(id);
+    expect(fake.requestsFor('main')).toHaveLength(0);
+    let child: any;
+    while (Date.now() < cancelledAt + 15_000) {
+      child = await stack.rt.db('executions').where({ parent_execution_id: id }).first();
+      if (child?.status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(child).toMatchObject({
+      kind: 'reference',
+      status: 'cancelled',
+      referenced_prompt_id: 'slow_brief',
+    });
+  });
+});
+
 describe('§18 rendered prompt limit', () => {
   it('a rendered prompt over 2 MB is a 400 naming the limit, with no model call', async () => {
     const big = 'x'.repeat(90 * 1024);
