@@ -4,7 +4,8 @@
 // cannot be deleted (PC-1).
 import type { Knex } from 'knex';
 import { NotFound, TooManyRequests } from '../domain/errors';
-import { canOnAll, grantedIds, type Principal } from '../domain/permissions';
+import type { Principal } from '../domain/permissions';
+import { readableOldestFirst } from './sql-helpers';
 import { CHAIN_GUARDRAIL_MESSAGE, type ChainStepDefinition } from '../workflows/chain-contracts';
 import type { PromptStore } from './prompt-store';
 
@@ -120,15 +121,8 @@ export class ChainStore {
 
   /** Every chain the principal may read, oldest first (seed 002 lists are not paginated). */
   async listReadable(principal: Principal): Promise<StoredChain[]> {
-    const qb = this.db('chains').orderBy([{ column: 'created_at' }, { column: 'id' }]);
-    if (!canOnAll(principal, 'read', 'chains')) {
-      const ids = grantedIds(principal, 'read', 'chains');
-      qb.where((w) => {
-        w.where('owner_key_id', principal.keyId);
-        if (ids.length > 0) w.orWhereIn('id', ids);
-      });
-    }
-    return ((await qb) as Row[]).map(toChain);
+    const rows = await readableOldestFirst(this.db, 'chains', principal, 'chains');
+    return (rows as Row[]).map(toChain);
   }
 
   /**

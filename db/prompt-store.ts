@@ -2,7 +2,8 @@
 // are addressed by their `promptId` slug, which is also the id that permission grants name.
 import type { Knex } from 'knex';
 import { Conflict } from '../domain/errors';
-import { canOnAll, grantedIds, type Principal } from '../domain/permissions';
+import type { Principal } from '../domain/permissions';
+import { readableOldestFirst } from './sql-helpers';
 import type { Attachment, PromptDefinition } from '../domain/prompt-analysis';
 
 export interface StoredPrompt extends PromptDefinition {
@@ -140,15 +141,8 @@ export class PromptStore {
 
   /** Every prompt the principal may read, oldest first (seed 002 lists are not paginated). */
   async listReadable(principal: Principal): Promise<StoredPrompt[]> {
-    const qb = this.db('prompts').orderBy([{ column: 'created_at' }, { column: 'id' }]);
-    if (!canOnAll(principal, 'read', 'prompts')) {
-      const ids = grantedIds(principal, 'read', 'prompts');
-      qb.where((w) => {
-        w.where('owner_key_id', principal.keyId);
-        if (ids.length > 0) w.orWhereIn('prompt_id', ids);
-      });
-    }
-    return ((await qb) as Row[]).map(toPrompt);
+    const rows = await readableOldestFirst(this.db, 'prompts', principal, 'prompts', 'prompt_id');
+    return (rows as Row[]).map(toPrompt);
   }
 
   /** Replaces the prompts a source references. */

@@ -1,7 +1,7 @@
 // Routing policies (SPEC §12 PC-10): an ordered list of registered LLMs tried one after another.
 import type { Knex } from 'knex';
-import { canOnAll, grantedIds, type Principal } from '../domain/permissions';
-import { uniqueName } from './sql-helpers';
+import type { Principal } from '../domain/permissions';
+import { uniqueName, readableOldestFirst } from './sql-helpers';
 
 export interface RoutingPolicy {
   id: string;
@@ -75,14 +75,7 @@ export class RoutingPolicyStore {
   }
 
   async listReadable(principal: Principal): Promise<RoutingPolicy[]> {
-    const qb = this.db('routing_policies').orderBy([{ column: 'created_at' }, { column: 'id' }]);
-    if (!canOnAll(principal, 'read', 'routing_policies')) {
-      const ids = grantedIds(principal, 'read', 'routing_policies');
-      qb.where((w) => {
-        w.where('owner_key_id', principal.keyId);
-        if (ids.length > 0) w.orWhereIn('id', ids);
-      });
-    }
-    return ((await qb) as Row[]).map(toPolicy);
+    const rows = await readableOldestFirst(this.db, 'routing_policies', principal, 'routing_policies');
+    return (rows as Row[]).map(toPolicy);
   }
 }

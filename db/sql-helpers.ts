@@ -18,6 +18,28 @@ export function whereReadable(
   });
 }
 
+/**
+ * The readable rows of a seed-002 resource (prompts, chains, routing policies), oldest first:
+ * type-wide grant, owned, or granted by the id in `idColumn` (a slug for prompts and chains).
+ */
+export function readableOldestFirst(
+  db: Knex,
+  table: string,
+  principal: Principal,
+  type: ObjectType,
+  idColumn = 'id',
+): Knex.QueryBuilder {
+  const qb = db(table).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  if (!canOnAll(principal, 'read', type)) {
+    const ids = grantedIds(principal, 'read', type);
+    qb.where((w) => {
+      w.where('owner_key_id', principal.keyId);
+      if (ids.length > 0) w.orWhereIn(idColumn, ids);
+    });
+  }
+  return qb;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Runs an insert/update and turns a unique violation into SPEC §1's 409 message. */
