@@ -26,10 +26,7 @@ let agent: SeededAgent;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  stack = await startProcessStack({
-    AGENTRY_LLM_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
-    AGENTRY_LLM_NO_PROGRESS_MS: '2000',
-  });
+  stack = await startProcessStack({ AGENTRY_LLM_MAX_ATTEMPTS: String(MAX_ATTEMPTS) });
   agent = await seedAgent(stack.admin, fake, { model: MODEL });
 });
 

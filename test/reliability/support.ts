@@ -3,7 +3,7 @@
 // without timing assertions, and the faults themselves: private Redis and Temporal servers that
 // a test kills and restarts, and PostgreSQL connections terminated under the processes.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -310,6 +310,18 @@ function runsIn(history: temporal.api.history.v1.IHistory, activity: string): Ac
 
 // ---- faults -------------------------------------------------------------------------------------
 
+/** Servers started by this test file; killed when the process exits, even after a crash of jest's. */
+const servers = new Set<number>();
+process.once('exit', () => {
+  for (const pid of servers) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
 /** EXCLUSIVE holds writes (reads pass); ACCESS EXCLUSIVE holds reads too. */
 export type LockMode = 'EXCLUSIVE' | 'ACCESS EXCLUSIVE';
 
@@ -440,6 +452,9 @@ export class PrivateRedis {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.child = child;
+    const pid = child.pid!;
+    servers.add(pid);
+    child.once('exit', () => servers.delete(pid));
     let output = '';
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -479,6 +494,20 @@ export class PrivateRedis {
   async stop(): Promise<void> {
     await this.kill();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Whether `pid` is a live process (a zombie nobody reaped yet is not). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 }
 
@@ -523,6 +552,7 @@ export class PrivateTemporal {
     const pid = stdout.trim();
     if (!/^\d+$/.test(pid)) throw new Error(`expected a new dev server on ${this.address}, got "${pid}"`);
     this.pid = Number(pid);
+    servers.add(this.pid);
   }
 
   private async kill(signal: NodeJS.Signals): Promise<void> {
@@ -533,14 +563,8 @@ export class PrivateTemporal {
     } catch {
       return; // already gone
     }
-    await until(`dev server ${pid} to exit`, 15_000, () => {
-      try {
-        process.kill(pid, 0);
-        return undefined;
-      } catch {
-        return true;
-      }
-    });
+    await until(`dev server ${pid} to exit`, 15_000, () => (isRunning(pid) ? undefined : true));
+    servers.delete(pid);
     this.pid = undefined;
   }
 
