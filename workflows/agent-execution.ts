@@ -3,7 +3,7 @@
 // (before the model call), then the model activity shared with direct queries. Between retrieval
 // and render, an agent whose templates hold {{prompt:...}} references plans them and runs a child
 // workflow per EXECUTE reference that missed the cache (§9.3 step 2, PC-12).
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AgentExecutionInput, ExecutionResult, FragmentRef } from './contracts';
 import { modelActivities, withExecutionOutcome } from './llm-query';
@@ -12,10 +12,16 @@ import { retryPolicy } from './retry-policy';
 
 export async function agentExecution(input: AgentExecutionInput): Promise<ExecutionResult> {
   const { profiles } = input;
-  const steps = proxyActivities<Pick<Activities, 'retrieveFragments' | 'renderPrompt' | 'storeTrace'>>({
+  // Retrieval may call an embedding server (slow, rate limited): an activity. Rendering and the
+  // trace are short database steps: local activities, without a round trip through the server.
+  const options = {
     startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
     retry: retryPolicy(profiles.bookkeeping),
-  });
+  };
+  const { retrieveFragments } = proxyActivities<Pick<Activities, 'retrieveFragments'>>(options);
+  const { renderPrompt, storeTrace } =
+    proxyLocalActivities<Pick<Activities, 'renderPrompt' | 'storeTrace'>>(options);
+  const steps = { retrieveFragments, renderPrompt, storeTrace };
   const { callModel } = modelActivities(profiles);
   return withExecutionOutcome(input.executionId, profiles, async () => {
     const base = {

@@ -1,7 +1,7 @@
 // LLM-4: a direct query as a workflow: the model activity, then the record. On failure or
 // cancellation the workflow publishes the in-band `error` event and records the outcome in a
 // non-cancellable scope, then fails, so the API and re-attaching readers see the same end.
-import { CancellationScope, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { type ExecutionProfiles, type ExecutionResult, type LlmQueryInput } from './contracts';
 import { describeFailure } from './describe-failure';
@@ -15,8 +15,12 @@ export function modelActivities(profiles: ExecutionProfiles) {
   });
 }
 
+/**
+ * Short database and relay steps run as local activities: recorded in the workflow task that
+ * runs them, without a schedule/dispatch/complete round trip through the server each (DESIGN §6).
+ */
 export function bookkeepingActivities(profiles: ExecutionProfiles) {
-  return proxyActivities<Pick<Activities, 'publishError' | 'finishExecution'>>({
+  return proxyLocalActivities<Pick<Activities, 'publishError' | 'finishExecution'>>({
     startToCloseTimeout: profiles.bookkeeping.startToCloseMs,
     retry: retryPolicy(profiles.bookkeeping),
   });

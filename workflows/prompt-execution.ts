@@ -3,7 +3,7 @@
 // a child workflow per EXECUTE reference that missed the cache → render → the model, trying the
 // routed LLMs in order (the next after the previous failed through all its retries) → record
 // the LLM that answered and cache a reference's answer.
-import { executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { executeChild, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   NON_RETRYABLE,
@@ -23,8 +23,9 @@ type Steps = Pick<
   'preparePromptExecution' | 'renderPromptExecution' | 'finishPromptExecution' | 'planAgentReferences'
 >;
 
+/** Planning, rendering and recording are short database steps: local activities (DESIGN §6). */
 export function promptSteps(profiles: ExecutionProfiles) {
-  return proxyActivities<Steps>({
+  return proxyLocalActivities<Steps>({
     startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
     retry: retryPolicy(profiles.bookkeeping),
   });
