@@ -162,6 +162,13 @@ const VALUES = [
   ABSENT_ID,
   '',
   '%00',
+  '\u0000',
+  'a\u0000b',
+  '😀',
+  "'",
+  '%',
+  '1e400',
+  '-0',
 ];
 const cursor = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 const CURSORS = [
