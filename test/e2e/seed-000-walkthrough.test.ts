@@ -272,9 +272,12 @@ describe('seed 000 walk-through on separate API and worker processes', () => {
     const scheduled = history
       .events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter((name): name is string => !!name);
-    expect(scheduled).toEqual(
-      expect.arrayContaining(['retrieveFragments', 'renderPrompt', 'storeTrace', 'callModel']),
+    expect(scheduled).toEqual(['retrieveFragments', 'callModel']);
+    // Rendering, the trace and the record are local activities: markers in the same history.
+    const localActivities = history.events!.filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
+    expect(localActivities.length).toBeGreaterThanOrEqual(3);
 
     // The detector finds content however a payload would carry it: raw bytes, JSON, base64.
     for (const planted of [
@@ -312,21 +315,55 @@ describe('seed 000 walk-through on separate API and worker processes', () => {
       // `text` also holds the decoding of every base64 run, at every alignment.
       expect(text).not.toContain(Buffer.from(secret).toString('base64'));
     }
-    // DX-6: every payload (outside the search attributes) is encrypted by the codec.
+    // DX-6: every payload (outside the search attributes) is encrypted by the codec, except the
+    // SDK's own local-activity bookkeeping (marker `data`: sequence, attempt, activity type and
+    // times), which the SDK core writes without the data converter and which holds no content.
     const encodings: string[] = [];
-    const walk = (v: unknown, key: string): void => {
+    const plain: Record<string, unknown>[] = [];
+    const walk = (v: unknown, key: string, inMarkerData: boolean): void => {
       if (!v || typeof v !== 'object' || key === 'searchAttributes' || v instanceof Uint8Array) return;
       const o = v as Record<string, unknown>;
       if (o.metadata && typeof o.metadata === 'object' && 'data' in o) {
         const encoding = (o.metadata as Record<string, Uint8Array>).encoding;
-        encodings.push(encoding ? Buffer.from(encoding).toString() : '<none>');
+        const name = encoding ? Buffer.from(encoding).toString() : '<none>';
+        if (inMarkerData && name === 'json/plain')
+          plain.push(JSON.parse(Buffer.from(o.data as Uint8Array).toString()));
+        else encodings.push(name);
         return;
       }
-      for (const [k, item] of Object.entries(o)) walk(item, k);
+      for (const [k, item] of Object.entries(o))
+        walk(
+          item,
+          k,
+          inMarkerData || (key === 'details' && k === 'data') || (key === 'data' && Array.isArray(item)),
+        );
     };
-    walk(history, '');
+    for (const event of history.events!) {
+      const marker = event.markerRecordedEventAttributes;
+      if (marker?.markerName === 'core_local_activity') {
+        walk(marker.details?.data, 'data', true);
+        walk({ ...marker, details: { ...marker.details, data: undefined } }, '', false);
+      } else walk(event, '', false);
+    }
     expect(encodings.length).toBeGreaterThan(5);
     expect(new Set(encodings)).toEqual(new Set(['binary/encrypted']));
+    expect(plain.length).toBeGreaterThanOrEqual(3);
+    for (const data of plain) {
+      expect(
+        Object.keys(data).every((k) =>
+          [
+            'seq',
+            'attempt',
+            'activity_id',
+            'activity_type',
+            'complete_time',
+            'backoff',
+            'original_schedule_time',
+          ].includes(k),
+        ),
+      ).toBe(true);
+      expect(['renderPrompt', 'storeTrace', 'finishExecution']).toContain(data.activity_type);
+    }
   });
 
   it('§9.3 step 7: the execution record in the database names the agent and the version it ran', async () => {
