@@ -26,6 +26,11 @@ export interface ExecutionStart<Args> {
   workflowType: string;
   args: (ids: { executionId: string; requestPayloadId: string; profiles: ExecutionProfiles }) => Args;
   searchAttributes: Partial<Record<keyof typeof SearchAttributes, string | null | undefined>>;
+  /**
+   * Writes the record and its request content instead of `executions.create`, e.g. inside an
+   * admission transaction (CH-4); it must have committed when it resolves.
+   */
+  writeRecord?: (execution: NewExecution, request: { payloadId: string; content: unknown }) => Promise<void>;
 }
 
 export async function startExecution<Args>(
@@ -35,7 +40,8 @@ export async function startExecution<Args>(
   const executionId = newId();
   const requestPayloadId = newId();
   const workflowId = workflowIdFor(executionId);
-  await deps.executions.create(
+  const write = start.writeRecord ?? ((execution, request) => deps.executions.create(execution, request));
+  await write(
     { ...start.record, id: executionId, workflow_id: workflowId },
     {
       payloadId: requestPayloadId,

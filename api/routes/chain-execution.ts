@@ -95,28 +95,22 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
   const rateLimiter = createChainRateLimiter(deps.redis, deps.config.redisPrefix);
 
   /**
-   * CH-4: startExecution writes the record through `executions.create`; here that write runs in
-   * the admission transaction (the chain row locked, its running executions counted, a rate point
-   * taken), which commits before the workflow starts, so the next admission counts this one and
-   * the workflow never runs ahead of its record.
+   * CH-4: the record is written in the admission transaction (the chain row locked, its running
+   * executions counted, a rate point taken), which commits before the workflow starts, so the next
+   * admission counts this one and the workflow never runs ahead of its record.
    */
-  const admittingExecutions = (chain: StoredChain): ExecutionStore =>
-    Object.create(deps.executions, {
-      create: {
-        value: (execution: NewExecution, request: { payloadId: string; content: unknown }) =>
-          deps.chains.admit(chain.id, async (trx) => {
-            const perMinute = chain.guardrails.rateLimitPerMinute;
-            if (perMinute !== undefined) {
-              const wait = await rateLimiter.take(chain.id, perMinute);
-              if (wait !== null)
-                throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, wait).withDetails([
-                  { reason: 'rateLimit' },
-                ]);
-            }
-            await new ExecutionStore(trx, deps.keyring).create(execution, request);
-          }),
-      },
-    }) as ExecutionStore;
+  const admit =
+    (chain: StoredChain) =>
+    (execution: NewExecution, request: { payloadId: string; content: unknown }): Promise<void> =>
+      deps.chains.admit(chain.id, async (trx) => {
+        const perMinute = chain.guardrails.rateLimitPerMinute;
+        if (perMinute !== undefined) {
+          const wait = await rateLimiter.take(chain.id, perMinute);
+          if (wait !== null)
+            throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, wait).withDetails([{ reason: 'rateLimit' }]);
+        }
+        await new ExecutionStore(trx, deps.keyring).create(execution, request);
+      });
 
   const admitAndStart = async (
     chain: StoredChain,
@@ -126,34 +120,32 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
     traceId: string,
   ): Promise<string> => {
     try {
-      return await startExecution<ChainExecutionInput>(
-        { ...deps, executions: admittingExecutions(chain) },
-        {
-          record: {
-            kind: 'chain',
-            api_key_id: apiKeyId,
-            chain_id: chain.id,
-            chain_depth: 0,
-            metadata: { traceId },
-          },
-          content,
-          workflowType: 'chainExecution',
-          args: ({ executionId, requestPayloadId, profiles }) => ({
-            executionId,
-            chainId: chain.id,
-            apiKeyId,
-            requestPayloadId,
-            steps: content.steps.map((s) => ({ order: s.order, promptId: s.promptId })),
-            stopOnError,
-            ...(chain.guardrails.maxTokensPerExecution !== undefined
-              ? { maxTokensPerExecution: chain.guardrails.maxTokensPerExecution }
-              : {}),
-            traceId,
-            profiles,
-          }),
-          searchAttributes: { ChainId: chain.id, ApiKeyId: apiKeyId },
+      return await startExecution<ChainExecutionInput>(deps, {
+        writeRecord: admit(chain),
+        record: {
+          kind: 'chain',
+          api_key_id: apiKeyId,
+          chain_id: chain.id,
+          chain_depth: 0,
+          metadata: { traceId },
         },
-      );
+        content,
+        workflowType: 'chainExecution',
+        args: ({ executionId, requestPayloadId, profiles }) => ({
+          executionId,
+          chainId: chain.id,
+          apiKeyId,
+          requestPayloadId,
+          steps: content.steps.map((s) => ({ order: s.order, promptId: s.promptId })),
+          stopOnError,
+          ...(chain.guardrails.maxTokensPerExecution !== undefined
+            ? { maxTokensPerExecution: chain.guardrails.maxTokensPerExecution }
+            : {}),
+          traceId,
+          profiles,
+        }),
+        searchAttributes: { ChainId: chain.id, ApiKeyId: apiKeyId },
+      });
     } catch (err) {
       // Admitted but not started (the database or Temporal failed): the rate point is given back.
       const perMinute = chain.guardrails.rateLimitPerMinute;
