@@ -57,6 +57,8 @@ export interface StoredPlan {
   chain: ChainEntry[];
   problems: ReferenceProblem[];
   attachments?: PromptRequestContent['attachments'];
+  /** PV-6: names of the variables resolved in injected text (the agent's record lists them too). */
+  variablesResolved?: string[];
 }
 
 const NAMESPACE = '0b7f6a7e-3c1d-4f0a-8f8e-5a4c2d9b1e63';
@@ -171,18 +173,31 @@ export function createPromptExecutionActivities(deps: PromptExecutionDeps) {
       prompt = await deps.prompts.get(input.promptId);
       if (!prompt) throw fail(ReferenceFailure.Invalid, `Prompt ${input.promptId} not found`);
     }
-    const now = new Date(input.nowMs ?? Date.now());
+    if (input.nowMs === undefined) throw fail(FailureType.NotFound, 'The execution clock (nowMs) is missing');
+    const now = new Date(input.nowMs);
+    // Stored prompts have no tools: the same context renders this prompt and its EXECUTE children.
     const vars = templateVariableResolver({ now: instantFromDate(now), tools: [] });
-    const planner = createPlanner(deps, principal, { variable: vars.variable });
+    const childVars = templateVariableResolver({ now: instantFromDate(now), tools: [] });
+    const planner = createPlanner(deps, principal, {
+      variable: (token, forChild) => (forChild ? childVars : vars).variable(token),
+    });
     const system = prompt?.systemPrompt ?? null;
     const user = prompt ? prompt.userPrompt : (request.text ?? '');
-    const path = prompt ? input.ancestors : request.sourcePromptId ? [request.sourcePromptId] : [];
+    // Prompt ids from the top down to this prompt (cycle detection, PC-6).
+    const path = prompt
+      ? input.ancestors.includes(prompt.promptId)
+        ? input.ancestors
+        : [...input.ancestors, prompt.promptId]
+      : request.sourcePromptId
+        ? [request.sourcePromptId]
+        : [];
     await planner.preload([system, user]);
     const unresolved = new Set<string>();
     const double = (t: { name: string }) => {
-      const value = request.variables[t.name];
-      if (value === undefined) unresolved.add(t.name);
-      return value;
+      // Own properties only: `{{constructor}}` names a variable, not Object.prototype's member.
+      if (Object.hasOwn(request.variables, t.name)) return request.variables[t.name];
+      unresolved.add(t.name);
+      return undefined;
     };
     const systemParts = system ? planner.resolveText('systemPrompt', system, path, input.depth, double) : [];
     const userParts = planner.resolveText('userPrompt', user, path, input.depth, double);
@@ -208,7 +223,7 @@ export function createPromptExecutionActivities(deps: PromptExecutionDeps) {
       executionId,
       input.apiKeyId,
       planner.slots,
-      path.concat(prompt ? [prompt.promptId] : []),
+      path,
       llmIds[0]!,
     );
     const plan: StoredPlan = {
@@ -242,8 +257,14 @@ export function createPromptExecutionActivities(deps: PromptExecutionDeps) {
     if (!version) throw fail(FailureType.NotFound, 'The agent no longer exists');
     const principal = await principalOf(input.apiKeyId);
     const tools = version.tools as AgentTool[];
-    const vars = templateVariableResolver({ now: instantFromDate(new Date(input.nowMs)), tools });
-    const planner = createPlanner(deps, principal, { variable: vars.variable });
+    const now = instantFromDate(new Date(input.nowMs));
+    // Text injected into the agent's messages sees the agent's tools; an EXECUTE child runs a
+    // stored prompt on its own, without them (its cache identity must be what it renders).
+    const vars = templateVariableResolver({ now, tools });
+    const childVars = templateVariableResolver({ now, tools: [] });
+    const planner = createPlanner(deps, principal, {
+      variable: (token, forChild) => (forChild ? childVars : vars).variable(token),
+    });
     await planner.preload(version.prompt.map((m) => m.template));
     const agent: Record<number, Record<number, Part[] | null>> = {};
     version.prompt.forEach((message, i) => {
@@ -264,7 +285,13 @@ export function createPromptExecutionActivities(deps: PromptExecutionDeps) {
       [],
       input.llmId,
     );
-    const plan: StoredPlan = { agent, cached, chain: planner.chain, problems: [] };
+    const plan: StoredPlan = {
+      agent,
+      cached,
+      chain: planner.chain,
+      problems: [],
+      variablesResolved: vars.resolvedNames(),
+    };
     const id = planPayloadId(input.executionId);
     await deps.executions.putPayload(id, input.executionId, 'plan', plan);
     return { planPayloadId: id, children };

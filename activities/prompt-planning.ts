@@ -27,7 +27,10 @@ export function promptAccess(principal: Principal, prompt: StoredPrompt, mode: E
 export function createPlanner(
   deps: PlanningDeps,
   principal: Principal,
-  options: { onlyDirect?: boolean; variable?: (token: VariableToken) => string | undefined } = {},
+  options: {
+    onlyDirect?: boolean;
+    variable?: (token: VariableToken, forChild: boolean) => string | undefined;
+  } = {},
 ): ReferencePlanner {
   const env: PlannerEnv = {
     load: (ids) => deps.prompts.getMany(ids) as Promise<Map<string, PlannablePrompt>>,

@@ -86,7 +86,7 @@ export function createRenderPrompt(deps: RenderDeps) {
     // PV-6: the record keeps the instant and the names of the variables resolved, no text.
     await deps.executions.recordDetails(input.executionId, {
       variables_instant: new Date(input.nowMs),
-      variables_resolved: vars.resolvedNames(),
+      variables_resolved: [...new Set([...vars.resolvedNames(), ...(plan?.variablesResolved ?? [])])],
     });
     const id = renderedPayloadId(input.executionId);
     const content: ModelRequestContent = { messages };

@@ -3,7 +3,7 @@
 // a text holds itself; execution checks every reference it would resolve.
 import { InvalidInput } from '../domain/errors';
 import type { Principal } from '../domain/permissions';
-import { referencesIn } from '../domain/prompt-analysis';
+import { MAX_REFERENCE_DEPTH, referencesIn } from '../domain/prompt-analysis';
 import { fatalMessage, type ReferenceProblem } from '../domain/reference-plan';
 import { createPlanner, type PlanningDeps } from '../activities/prompt-planning';
 
@@ -11,6 +11,8 @@ export interface ReferenceCheck {
   problems: ReferenceProblem[];
   /** Distinct prompt ids the texts reference directly. */
   promptIds: string[];
+  /** Each root reference that resolved, with the deepest depth reached below it (itself = 1). */
+  reached: { promptId: string; field: string; position: number; depth: number }[];
 }
 
 export async function findReferenceProblems(
@@ -23,10 +25,14 @@ export async function findReferenceProblems(
   await planner.preload(Object.values(texts));
   for (const [field, text] of Object.entries(texts))
     if (text) planner.resolveReferencesOf(field, text, options.selfId ? [options.selfId] : []);
-  const promptIds = referencesIn(texts)
-    .filter((r) => !r.token.error)
-    .map((r) => r.token.promptId);
-  return { problems: planner.problems, promptIds: [...new Set(promptIds)] };
+  const roots = referencesIn(texts).filter((r) => !r.token.error);
+  const reached = roots.flatMap((r) => {
+    const depth = planner.deepest.get(`${r.field}:${r.position}`);
+    return depth === undefined
+      ? []
+      : [{ promptId: r.token.promptId, field: r.field, position: r.position, depth }];
+  });
+  return { problems: planner.problems, promptIds: [...new Set(roots.map((r) => r.token.promptId))], reached };
 }
 
 /** PC-7: 400 `{"error": "Invalid prompt references", "details": [{promptId, reason, position}]}`. */
@@ -36,7 +42,19 @@ export async function checkPromptReferences(
   texts: Record<string, string | null | undefined>,
   selfId: string,
 ): Promise<string[]> {
-  const { problems, promptIds } = await findReferenceProblems(deps, principal, texts, { selfId });
+  const { problems, promptIds, reached } = await findReferenceProblems(deps, principal, texts, { selfId });
+  // PC-6 upwards: prompts and agents that reference this one put its references deeper.
+  const above = reached.length > 0 ? await deps.prompts.referencedDepth(selfId) : 0;
+  for (const r of reached) {
+    if (above + r.depth <= MAX_REFERENCE_DEPTH) continue;
+    problems.push({
+      promptId: r.promptId,
+      reason: `Maximum chain depth exceeded: ${selfId} is itself referenced at depth ${above}`,
+      position: r.position,
+      field: r.field,
+      fatal: true,
+    });
+  }
   if (problems.length > 0) {
     throw new InvalidInput('Invalid prompt references').withDetails(
       problems.map((p) => ({ promptId: p.promptId, reason: p.reason, position: p.position })),

@@ -95,8 +95,10 @@ export class AgentStore {
     return row ? toAgent(row) : null;
   }
 
+  /** `alsoWrite` runs in the same transaction (the agent's prompt references, AG-10). */
   async create(
     agent: { id: string; name: string; description: string | null; ownerKeyId: string } & AgentDefinition,
+    alsoWrite?: (trx: Knex) => Promise<void>,
   ): Promise<Agent> {
     const now = new Date();
     return uniqueName('Agent', agent.name, () =>
@@ -120,6 +122,7 @@ export class AgentStore {
           definition: JSON.stringify(versionOf(created)),
           created_at: now,
         });
+        await alsoWrite?.(trx);
         return created;
       }),
     );
@@ -130,6 +133,7 @@ export class AgentStore {
     id: string,
     expected: number,
     next: { name: string; description: string | null } & AgentDefinition,
+    alsoWrite?: (trx: Knex) => Promise<void>,
   ): Promise<Agent | null> {
     const now = new Date();
     return uniqueName('Agent', next.name, () =>
@@ -152,6 +156,7 @@ export class AgentStore {
           definition: JSON.stringify(versionOf(updated)),
           created_at: now,
         });
+        await alsoWrite?.(trx);
         return updated;
       }),
     );
@@ -166,8 +171,11 @@ export class AgentStore {
       : null;
   }
 
-  async delete(id: string): Promise<void> {
-    await this.db('agents').where({ id }).delete();
+  async delete(id: string, alsoWrite?: (trx: Knex) => Promise<void>): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await trx('agents').where({ id }).delete();
+      await alsoWrite?.(trx);
+    });
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Agent>> {

@@ -17,6 +17,11 @@ export interface StoredPrompt extends PromptDefinition {
 
 export type ReferenceSource = 'prompt' | 'agent' | 'chain';
 
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/** How far up the referrer graph a walk goes before giving up (depth limit 3, plus margin). */
+const MAX_GRAPH_WALK = 6;
+
 interface Row {
   id: string;
   prompt_id: string;
@@ -135,7 +140,13 @@ export class PromptStore {
         throw new Conflict(`Prompt ${promptId} is referenced by ${names}`);
       }
       await trx('prompt_references').where({ source_type: 'prompt', source_id: promptId }).delete();
-      await trx('prompts').where({ prompt_id: promptId }).delete();
+      try {
+        await trx('prompts').where({ prompt_id: promptId }).delete();
+      } catch (err) {
+        if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION)
+          throw new Conflict(`Prompt ${promptId} was referenced meanwhile; retry`);
+        throw err;
+      }
     });
   }
 
@@ -154,10 +165,35 @@ export class PromptStore {
   ): Promise<void> {
     await trx('prompt_references').where({ source_type: sourceType, source_id: sourceId }).delete();
     const unique = [...new Set(promptIds)];
-    if (unique.length > 0)
+    if (unique.length === 0) return;
+    try {
       await trx('prompt_references').insert(
         unique.map((prompt_id) => ({ source_type: sourceType, source_id: sourceId, prompt_id })),
       );
+    } catch (err) {
+      if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION)
+        throw new Conflict(`A referenced prompt was deleted meanwhile: ${unique.join(', ')}`);
+      throw err;
+    }
+  }
+
+  /**
+   * The depth at which a prompt is referenced (PC-6): 0 when nothing references it (it runs as a
+   * root: gateway, chain step), 1 when an agent template references it, one more than its
+   * deepest prompt referrer otherwise. The graph is acyclic; `bound` stops a corrupt one.
+   */
+  async referencedDepth(promptId: string, bound = MAX_GRAPH_WALK): Promise<number> {
+    if (bound <= 0) return Number.POSITIVE_INFINITY;
+    const rows = (await this.db('prompt_references')
+      .where({ prompt_id: promptId })
+      .whereIn('source_type', ['agent', 'prompt'])
+      .select('source_type', 'source_id')) as { source_type: string; source_id: string }[];
+    let depth = 0;
+    for (const row of rows) {
+      const above = row.source_type === 'agent' ? 0 : await this.referencedDepth(row.source_id, bound - 1);
+      depth = Math.max(depth, above + 1);
+    }
+    return depth;
   }
 
   /** Whether a routing policy is used by any prompt (PC-10: 409 on delete). */

@@ -51,8 +51,11 @@ export interface PlannerEnv {
   load(promptIds: readonly string[]): Promise<Map<string, PlannablePrompt>>;
   /** PC-8: may the executing key use this prompt in this mode (read for TEMPLATE, execute for EXECUTE)? */
   allowed(prompt: PlannablePrompt, mode: ExecutionMode, depth: number): boolean;
-  /** `{{foundationallm:...}}` value, or undefined to leave the token as it is. */
-  variable(token: VariableToken): string | undefined;
+  /**
+   * `{{foundationallm:...}}` value, or undefined to leave the token as it is. `forChild`: the
+   * text belongs to an EXECUTE subtree, which a child execution renders in its own context.
+   */
+  variable(token: VariableToken, forChild: boolean): string | undefined;
 }
 
 interface Origin {
@@ -135,11 +138,19 @@ export class ReferencePlanner {
       if (token.kind === 'prompt') {
         const resolved = this.reference(token, baseDepth + 1, path, origin(token), ownSlots);
         parts.push(...(resolved ?? [token.raw]));
-      } else if (token.kind === 'variable') parts.push(this.env.variable(token) ?? token.raw);
+      } else if (token.kind === 'variable') parts.push(this.env.variable(token, !ownSlots) ?? token.raw);
       else if (token.kind === 'double') parts.push(double?.(token) ?? token.raw);
       else parts.push(tokenText(token));
     }
     return merge(parts);
+  }
+
+  /** Deepest reference depth reached below each root reference (`field:position`). */
+  readonly deepest = new Map<string, number>();
+
+  private reached(origin: Origin, depth: number): void {
+    const key = `${origin.field}:${origin.position}`;
+    this.deepest.set(key, Math.max(this.deepest.get(key) ?? 0, depth));
   }
 
   private problem(origin: Origin, promptId: string, reason: string, fatal = false): undefined {
@@ -172,19 +183,23 @@ export class ReferencePlanner {
     const inner = [...path, id];
     const nested = (text: string | null, ownNested: boolean): Part[] =>
       text ? this.text(text, depth, inner, () => origin, ownNested) : [];
+    this.reached(origin, depth);
+    // The entry is listed before what it contains (executionChain reads top-down).
     const entry: ChainEntry = { promptId: id, promptName: prompt.name, depth, executionMode: mode };
+    if (ownSlots) this.chain.push(entry);
     if (mode === 'TEMPLATE') {
       const injected = nested(prompt.userPrompt, ownSlots);
-      if (ownSlots) this.chain.push({ ...entry, injected });
+      entry.injected = injected;
       return injected;
     }
     const resolved = { system: nested(prompt.systemPrompt, false), user: nested(prompt.userPrompt, false) };
-    // Inside another EXECUTE subtree the child that runs it owns this slot; the marker only
-    // gives the enclosing prompt's cache identity.
-    if (!ownSlots) return [`\u0000execute:${id}:${depth}\u0000`];
+    // Inside another EXECUTE subtree the child that runs it owns this slot; the marker gives the
+    // enclosing prompt's cache identity, and carries this prompt's own resolved text, so that
+    // updating any prompt below changes the identity of every cached answer above it (PC-5).
+    if (!ownSlots) return [`\u0000execute:${id}:${depth}:${JSON.stringify(resolved)}\u0000`];
     const slot = this.slots.length;
     this.slots.push({ slot, promptId: id, depth, resolved });
-    this.chain.push({ ...entry, slot });
+    entry.slot = slot;
     return [{ slot }];
   }
 }
@@ -212,5 +227,11 @@ export const fatalMessage = (p: ReferenceProblem): string => `Failed to execute 
 
 /** Fills the slots with answers. */
 export function fillParts(parts: readonly Part[], answer: (slot: number) => string): string {
-  return parts.map((p) => (typeof p === 'string' ? p : answer(p.slot))).join('');
+  return parts
+    .map((p) => {
+      if (typeof p === 'string') return p;
+      if (p && typeof p === 'object' && Number.isInteger(p.slot)) return answer(p.slot);
+      throw new TypeError('A plan part is neither text nor a slot');
+    })
+    .join('');
 }

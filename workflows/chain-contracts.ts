@@ -76,7 +76,7 @@ export interface PrepareChainStepInput {
   /** Succeeded steps so far: their answers feed the context through their output variables. */
   completed: { order: number; answerPayloadId: string }[];
   /** CH-5: chainExecutionId, chainStep, traceId, spanId, traceparent. */
-  metadata: Record<string, string | number>;
+  metadata: Record<string, unknown>;
 }
 
 export interface FinishChainInput {

@@ -59,7 +59,8 @@ export async function chainExecution(input: ChainExecutionInput): Promise<ChainE
         traceId: input.traceId,
         spanId,
         traceparent: `00-${input.traceId}-${spanId}-01`,
-        telemetry: 'full',
+        // CH-2: each step's telemetry is {mode: "full", force: true}.
+        telemetry: { mode: 'full', force: true },
       };
       try {
         const { requestPayloadId } = await acts.prepareChainStep({
@@ -130,6 +131,7 @@ export async function chainExecution(input: ChainExecutionInput): Promise<ChainE
       steps: outcomes,
       status: chainStatus(outcomes, stoppedByError || guardrail !== undefined),
       ...(guardrail ? { guardrail } : {}),
+      // The workflow sandbox's clock: the time of this workflow task, identical on replay.
       elapsedMs: Date.now() - startedMs,
     });
   } catch (err) {

@@ -270,7 +270,7 @@ export interface PromptExecutionInput {
   nowMs?: number;
   chainId?: string;
   /** CH-5: chainExecutionId, chainStep, traceId, spanId (ids only). */
-  metadata?: Record<string, string | number>;
+  metadata?: Record<string, unknown>;
   profiles: ExecutionProfiles;
 }
 

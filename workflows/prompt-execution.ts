@@ -3,7 +3,7 @@
 // a child workflow per EXECUTE reference that missed the cache → render → the model, trying the
 // routed LLMs in order (the next after the previous failed through all its retries) → record
 // the LLM that answered and cache a reference's answer.
-import { executeChild, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, executeChild, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   NON_RETRYABLE,
@@ -121,12 +121,17 @@ export async function promptExecution(input: PromptExecutionInput): Promise<Prom
       ...(prepared.temperature !== undefined ? { temperature: prepared.temperature } : {}),
       ...(rendered.chainPayloadId ? { doneExtraPayloadId: rendered.chainPayloadId } : {}),
     });
-    const { provider, model } = await steps.finishPromptExecution({
-      executionId: input.executionId,
-      llmId: answer.llmId,
-      answerPayloadId: answer.answerPayloadId,
-      ...(input.cacheKey ? { cacheKey: input.cacheKey } : {}),
-    });
+    // The answer is stored and `done` published: a late cancellation must not lose its record
+    // or its cache entry.
+    const { provider, model } = await CancellationScope.nonCancellable(() =>
+      steps.finishPromptExecution({
+        executionId: input.executionId,
+        llmId: answer.llmId,
+        answerPayloadId: answer.answerPayloadId,
+        // The cache key names the first routed LLM's model: a fallback's answer is not cached (PC-5, PC-10).
+        ...(input.cacheKey && answer.llmId === prepared.llmIds[0] ? { cacheKey: input.cacheKey } : {}),
+      }),
+    );
     return {
       answerPayloadId: answer.answerPayloadId,
       usage: answer.usage,

@@ -61,14 +61,17 @@ export function agentRoutes(
         definition.prompt.map((m) => m.template),
         false,
       );
-      const agent = await deps.agents.create({
-        id: newId(),
-        name: req.body.name,
-        description: req.body.description ?? null,
-        ownerKeyId: principal.keyId,
-        ...definition,
-      });
-      await deps.prompts.setReferences('agent', agent.id, references);
+      const id = newId();
+      const agent = await deps.agents.create(
+        {
+          id,
+          name: req.body.name,
+          description: req.body.description ?? null,
+          ownerKeyId: principal.keyId,
+          ...definition,
+        },
+        (trx) => deps.prompts.setReferences('agent', id, references, trx),
+      );
       res.status(201).json(presentAgent(agent));
     },
   );
@@ -136,13 +139,17 @@ export function agentRoutes(
         definition.prompt.map((m) => m.template),
         false,
       );
-      const updated = await deps.agents.update(agent.id, agent.version, {
-        name: req.body.name ?? agent.name,
-        description: req.body.description === undefined ? agent.description : req.body.description,
-        ...definition,
-      });
+      const updated = await deps.agents.update(
+        agent.id,
+        agent.version,
+        {
+          name: req.body.name ?? agent.name,
+          description: req.body.description === undefined ? agent.description : req.body.description,
+          ...definition,
+        },
+        (trx) => deps.prompts.setReferences('agent', agent.id, references, trx),
+      );
       if (!updated) throw new Conflict(`Agent ${agent.id} was changed concurrently; retry the update`);
-      await deps.prompts.setReferences('agent', agent.id, references);
       res.json(presentAgent(updated));
     },
   );
@@ -160,8 +167,7 @@ export function agentRoutes(
     },
     async (req, res) => {
       const agent = await load(req.params.id, principalOf(req), 'write');
-      await deps.agents.delete(agent.id);
-      await deps.prompts.setReferences('agent', agent.id, []);
+      await deps.agents.delete(agent.id, (trx) => deps.prompts.setReferences('agent', agent.id, [], trx));
       res.status(204).end();
     },
   );

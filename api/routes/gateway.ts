@@ -7,6 +7,7 @@ import type { PlanningDeps } from '../../activities/prompt-planning';
 import { routedLlms, promptAccess } from '../../activities/prompt-planning';
 import { answerPayloadId, type StoredAnswer } from '../../activities/call-model';
 import type { LlmStore } from '../../db/llm-store';
+import type { StoredPrompt } from '../../db/prompt-store';
 import { Forbidden, InvalidInput, NotFound } from '../../domain/errors';
 import { canOnAll, type Principal } from '../../domain/permissions';
 import { runtimeVariables } from '../../domain/prompt-analysis';
@@ -44,16 +45,20 @@ async function llmsFor(
   principal: Principal,
   body: GatewayExecuteBody,
 ): Promise<string[]> {
+  // The source prompt names the root of the reference graph (cycles) whatever picks the LLM.
+  let source: StoredPrompt | null = null;
+  if (body.sourcePromptId) {
+    source = await deps.prompts.get(body.sourcePromptId);
+    if (!source || !promptAccess(principal, source, 'TEMPLATE'))
+      throw new InvalidInput(`sourcePromptId: Prompt ${body.sourcePromptId} not found`);
+  }
   const header = req.header('x-llm-id');
   if (header !== undefined) {
     if (!isUuid(header)) throw new InvalidInput(`Header x-llm-id is not a valid id: ${header}`);
     const llm = await loadAuthorized(principal, 'execute', 'llms', 'LLM', header, (id) => deps.llms.get(id));
     return [llm.id];
   }
-  if (body.sourcePromptId) {
-    const source = await deps.prompts.get(body.sourcePromptId);
-    if (!source || !promptAccess(principal, source, 'TEMPLATE'))
-      throw new InvalidInput(`sourcePromptId: Prompt ${body.sourcePromptId} not found`);
+  if (source) {
     const routed = await routedLlms(deps, source);
     if (routed.length > 0) return routed;
   }
@@ -89,7 +94,7 @@ export function gatewayRoutes(routes: RouteRegistry, deps: GatewayDeps): Router 
         throw new Forbidden('API key lacks execute:prompts permission');
       const body = validate<GatewayExecuteBody>(gatewayExecuteSchema, req.body);
       const variables = body.variables ?? {};
-      const missing = runtimeVariables(body.prompt).filter((name) => variables[name] === undefined);
+      const missing = runtimeVariables(body.prompt).filter((name) => !Object.hasOwn(variables, name));
       if (missing.length > 0) throw new InvalidInput(`Unresolved variable(s): ${missing.join(', ')}`);
       const llmIds = await llmsFor(deps, req, principal, body);
       // PC-6: depth and cycles are 400 before anything runs; other reference errors are reported.
@@ -124,7 +129,14 @@ export function gatewayRoutes(routes: RouteRegistry, deps: GatewayDeps): Router 
           }),
           searchAttributes: { LlmId: llmIds[0], ApiKeyId: principal.keyId },
         });
-      const { executionId } = await withIdempotency(deps, req, 'gateway', [req.body, llmIds], start);
+      const { executionId } = await withIdempotency(
+        deps,
+        req,
+        'gateway',
+        // DX-4: the body and the x-llm-id header, not what routing resolved them to.
+        [req.body, req.header('x-llm-id') ?? null],
+        start,
+      );
       if (body.stream !== undefined && body.stream !== false) {
         await respondWithExecution(deps, req, res, executionId, formatOf(body.stream));
         return;

@@ -35,7 +35,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('prompt_references', (t) => {
     t.text('source_type').notNullable(); // prompt | agent | chain
     t.text('source_id').notNullable();
-    t.text('prompt_id').notNullable();
+    // A referenced prompt cannot disappear under a concurrent save (PC-1: delete → 409).
+    t.text('prompt_id').notNullable().references('prompts.prompt_id').onDelete('RESTRICT');
     t.primary(['source_type', 'source_id', 'prompt_id']);
     t.index(['prompt_id']);
   });

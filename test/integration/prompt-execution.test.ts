@@ -22,6 +22,7 @@ beforeAll(async () => {
     stack.api.post('/llms', { name: `llm-${m}`, endpoint: fake.url, model: m, api_key: 'k' });
   llmId = (await llm('main')).body.id;
   execLlmId = (await llm('exec')).body.id;
+  await stack.api.post('/api/v1/prompts', { promptId: 'prompt_parent', name: 'Parent', userPrompt: 'p' });
   await stack.api.post('/api/v1/prompts', {
     promptId: 'template_123',
     name: 'Report Template',
@@ -226,6 +227,61 @@ GROUP BY parentExecutionId;`);
   });
 });
 
+describe('§12 review cases', () => {
+  it('PC-9: variable names are own properties only ({{constructor}}, {{__proto__}} → 400), sourcePromptId is always checked', async () => {
+    for (const name of ['constructor', '__proto__', 'toString']) {
+      const res = await gateway({ prompt: `Hello {{${name}}}` });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ success: false, error: `Unresolved variable(s): ${name}` });
+    }
+    const unknown = await gateway({ prompt: 'x', sourcePromptId: 'no_such_prompt' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toBe('sourcePromptId: Prompt no_such_prompt not found');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('PC-3: |mode=template injects a routed prompt instead of executing it', async () => {
+    fake.script('main', { text: 'ok' });
+    const res = await gateway({ prompt: 'T: {{prompt:market_outlook|mode=template}}' });
+    expect(res.status).toBe(200);
+    expect(res.body.executionChain).toEqual([
+      expect.objectContaining({ promptId: 'market_outlook', executionMode: 'TEMPLATE', cached: false }),
+    ]);
+    expect(fake.requestsFor('exec')).toHaveLength(0);
+    expect(userInput('main')).toContain('T: Write a one-line market outlook.');
+  });
+
+  it('PC-5: updating a prompt executed below a cached EXECUTE answer invalidates it', async () => {
+    fake.script('exec', { text: 'leaf answer' });
+    fake.script('main', { text: 'top answer' });
+    const post = (body: Record<string, unknown>) => stack.api.post('/api/v1/prompts', body);
+    expect(
+      (await post({ promptId: 'nest_leaf', name: 'Leaf', userPrompt: 'Leaf v1', customGatewayId: execLlmId }))
+        .status,
+    ).toBe(201);
+    expect(
+      (
+        await post({
+          promptId: 'nest_mid',
+          name: 'Mid',
+          userPrompt: 'Mid says {{prompt:nest_leaf}}',
+          customGatewayId: execLlmId,
+        })
+      ).status,
+    ).toBe(201);
+    const run = () => gateway({ prompt: 'Top {{prompt:nest_mid}}' });
+    expect((await run()).body.executionChain[0]).toMatchObject({ promptId: 'nest_mid', cached: false });
+    expect((await run()).body.executionChain[0]).toMatchObject({ promptId: 'nest_mid', cached: true });
+    const callsBefore = fake.requestsFor('exec').length;
+    expect((await stack.api.put('/api/v1/prompts/nest_leaf', { userPrompt: 'Leaf v2' })).status).toBe(200);
+    const after = await run();
+    expect(after.body.executionChain[0]).toMatchObject({ promptId: 'nest_mid', cached: false });
+    // The mid prompt and the updated leaf both ran again; the leaf with its new text.
+    expect(fake.requestsFor('exec').length).toBe(callsBefore + 2);
+    expect(JSON.stringify(fake.requestsFor('exec').map((r) => r.body))).toContain('Leaf v2');
+  });
+});
+
 describe('DX-3 cancellation reaches child workflows', () => {
   it('DELETE on a gateway execution cancels its EXECUTE child: the child model request is aborted within 2 s', async () => {
     fake.script('exec', { text: 'slow words '.repeat(300), deltaDelayMs: 200 });
@@ -356,5 +412,65 @@ describe('§12 PC-12 and §14 in agent templates', () => {
     expect(record.variables_resolved).toEqual(['current_datetime_utc']);
     // The agent references the prompt: deleting it is refused (PC-1).
     expect((await stack.api.delete('/api/v1/prompts/template_123')).status).toBe(409);
+  });
+
+  it('PV-6 and PC-8 at execution: variables of injected prompts are recorded; a key without execute on an EXECUTE reference gets 400', async () => {
+    fake.script('main', { text: 'ok' });
+    await stack.api.post('/api/v1/prompts', {
+      promptId: 'dated_note',
+      name: 'Dated',
+      userPrompt: 'Year {{foundationallm:current_datetime_utc:yyyy}}',
+    });
+    const agent = await stack.api.post('/agents', {
+      name: 'injects-dated',
+      prompt: [
+        { role: 'system', template: 'S {{prompt:dated_note}} / {{prompt:market_outlook}}' },
+        { role: 'user', template: '{question}' },
+      ],
+      placeholders: [{ name: 'question', type: 'query' }],
+    });
+    expect(agent.status).toBe(201);
+    const model = await stack.api.post('/embedding_models', { name: 'hash-2', provider: 'hash', size: 16 });
+    const splitter = await stack.api.post('/text_splitters', {
+      name: 'chars-2',
+      provider: 'character',
+      parameters: {},
+    });
+    const pipeline = await stack.api.post('/pipelines', {
+      name: 'p2',
+      embedding_model_id: model.body.id,
+      text_splitter_id: splitter.body.id,
+      classifications: [{ name: 'public' }],
+    });
+    const body = { prompt: { question: 'q' }, classification: 'public', stream: false };
+    const headers = { 'x-pipeline-id': pipeline.body.id, 'x-llm-id': llmId };
+    const res = await stack.api.post(`/agents/${agent.body.id}/execute`, body, headers);
+    expect(res.status).toBe(200);
+    const record = await stack.rt.db('executions').where({ kind: 'agent', agent_id: agent.body.id }).first();
+    const year = new Date(record.variables_instant).toISOString().slice(0, 4);
+    // market_outlook's answer may come from the cache of an earlier test (PC-5): any answer.
+    const instructions = (fake.requestsFor('main')[0]!.body as { instructions: string }).instructions;
+    expect(instructions.startsWith(`S Year ${year} / `)).toBe(true);
+    expect(instructions.length).toBeGreaterThan(`S Year ${year} / `.length);
+    expect(record.variables_resolved).toEqual(['current_datetime_utc']);
+
+    // PC-8: reading the prompts is not enough to execute the routed one.
+    const key = (
+      await stack.api.post('/api_keys', {
+        name: 'reads-prompts-only',
+        permissions: ['execute:agents', 'execute:pipelines', 'execute:llms', 'read:prompts'],
+      })
+    ).body;
+    const denied = await stack.api
+      .as({ id: key.id, secret: key.secret })
+      .post(`/agents/${agent.body.id}/execute`, body, headers);
+    expect(denied.status).toBe(400);
+    expect(denied.body.errors).toEqual([
+      expect.objectContaining({
+        type: 'invalid_reference',
+        promptId: 'market_outlook',
+        message: 'Prompt market_outlook not found',
+      }),
+    ]);
   });
 });

@@ -180,6 +180,29 @@ describe('§12 prompt library', () => {
     ]);
   });
 
+  it('PC-6: an update is refused when prompts above it would reach depth 4', async () => {
+    const post = (promptId: string, userPrompt: string) =>
+      create({ promptId, name: promptId, userPrompt }).then((r) => expect(r.status).toBe(201));
+    await post('up_leaf', 'leaf');
+    await post('up_mid', 'mid {{prompt:up_leaf}}');
+    await post('up_top', 'top {{prompt:up_mid}}');
+    await post('up_extra2', 'extra');
+    await post('up_extra1', 'e {{prompt:up_extra2}}');
+    // up_top → up_mid → up_leaf (depth 2) → up_extra1 (3) → up_extra2 (4).
+    const res = await stack.api.put('/api/v1/prompts/up_leaf', { userPrompt: 'now {{prompt:up_extra1}}' });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual([
+      {
+        promptId: 'up_extra1',
+        reason: 'Maximum chain depth exceeded: up_leaf is itself referenced at depth 2',
+        position: 4,
+      },
+    ]);
+    expect(
+      (await stack.api.put('/api/v1/prompts/up_leaf', { userPrompt: 'now {{prompt:up_extra2}}' })).status,
+    ).toBe(200);
+  });
+
   it('PC-8: a reference to a prompt the key cannot read is "not found"; grants by promptId work', async () => {
     await create({ promptId: 'secret-policy', name: 'Secret', userPrompt: 'internal policy' });
     const key = (
