@@ -118,11 +118,12 @@ export function createCallModel(deps: CallModelDeps) {
       );
       await relay({ type: 'start', attempt });
       let text = '';
+      let deltas = 0;
       let usage: Usage | undefined;
       for await (const event of stream) {
         if (event.type === 'response.output_text.delta') {
           text += event.delta;
-          await relay({ type: 'delta', attempt, text: event.delta });
+          await relay({ type: 'delta', attempt, text: event.delta, n: ++deltas });
         } else if (event.type === 'response.completed') {
           usage = {
             input_tokens: event.response.usage?.input_tokens ?? 0,

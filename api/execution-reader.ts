@@ -19,6 +19,8 @@ export interface ReadBatch {
 export class ExecutionReader {
   readonly sequencer = new EventSequencer();
   private cursor = RELAY_START;
+  /** Entries appended before this reader started are a replay, not relay lag. */
+  private readonly startedMs = Date.now();
   private outcome: Outcome | undefined;
 
   constructor(
@@ -57,7 +59,9 @@ export class ExecutionReader {
       const now = Date.now();
       return {
         events: entries.flatMap((e) => this.sequencer.accept(e.event)),
-        lagsMs: entries.map((e) => now - entryTimeMs(e.id)),
+        lagsMs: entries
+          .filter((e) => entryTimeMs(e.id) >= this.startedMs)
+          .map((e) => now - entryTimeMs(e.id)),
       };
     }
     if (closed) return { events: await this.synthesize(this.outcome!), lagsMs: [] };

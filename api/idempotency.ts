@@ -98,11 +98,18 @@ export async function withIdempotency(
     const held = await store(() => deps.idempotency.claim(scoped, claim, PENDING_TTL_MS));
     if (held === null) {
       let executionId: string;
+      // A slow start (Temporal retrying, a chain admission waiting on a lock) keeps its claim:
+      // a repeat must never find the key free and start a second execution.
+      const refresh = setInterval(() => {
+        deps.idempotency.replace(scoped, claim, claim, PENDING_TTL_MS).catch(() => undefined);
+      }, PENDING_TTL_MS / 3);
       try {
         executionId = await start();
       } catch (err) {
         await deps.idempotency.release(scoped, claim).catch(() => undefined);
         throw err;
+      } finally {
+        clearInterval(refresh);
       }
       const remembered = JSON.stringify({ ...mine, executionId });
       const kept = await deps.idempotency.replace(scoped, claim, remembered, REMEMBER_MS).catch(() => false);

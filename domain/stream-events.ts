@@ -10,7 +10,11 @@ export interface Usage {
 /** What producers publish to the relay. `start` is internal: the model answered 200. */
 export type RelayEvent =
   | { type: 'start'; attempt: number }
-  | { type: 'delta'; attempt: number; text: string }
+  /**
+   * `n` numbers an attempt's deltas from 1: a delta the relay holds twice (a command resent after
+   * a lost reply) is dropped by readers instead of repeating text.
+   */
+  | { type: 'delta'; attempt: number; text: string; n?: number }
   | { type: 'done'; attempt: number; usage: Usage; extra?: Record<string, unknown> }
   | { type: 'error'; status: number; detail: string };
 
@@ -25,6 +29,8 @@ export class EventSequencer {
   private seq = 0;
   private highestAttempt = 0;
   private textSentThisAttempt = false;
+  /** Highest delta number `n` accepted in the current attempt. */
+  private lastDelta = 0;
   /** The model answered 200 at least once. */
   started = false;
   /** A terminal event (`done` or `error`) was emitted; nothing follows it. */
@@ -40,6 +46,7 @@ export class EventSequencer {
     const out: ClientEvent[] = [];
     if (event.attempt > this.highestAttempt) {
       this.highestAttempt = event.attempt;
+      this.lastDelta = 0;
       if (this.textSentThisAttempt) out.push({ type: 'reset', seq: ++this.seq, attempt: event.attempt });
       this.textSentThisAttempt = false;
       this.text = '';
@@ -49,6 +56,10 @@ export class EventSequencer {
         this.started = true;
         break;
       case 'delta':
+        if (event.n !== undefined) {
+          if (event.n <= this.lastDelta) return out; // the same delta stored twice
+          this.lastDelta = event.n;
+        }
         this.textSentThisAttempt = true;
         this.text += event.text;
         out.push({ type: 'delta', seq: ++this.seq, attempt: event.attempt, text: event.text });

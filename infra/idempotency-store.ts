@@ -32,6 +32,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     for (;;) {
       if ((await this.redis.set(this.key(key), value, 'PX', ttlMs, 'NX')) === 'OK') return null;
       const held = await this.redis.get(this.key(key));
+      // Our own value: a resent SET NX whose first reply was lost had already claimed the key.
+      if (held === value) return null;
       if (held !== null) return held;
     }
   }

@@ -24,6 +24,26 @@ const seqs = (events: ClientEvent[]): number[] => events.map((e) => e.seq);
 const types = (events: ClientEvent[]): string[] => events.map((e) => e.type);
 
 describe('EventSequencer', () => {
+  it('§9.6: a delta the relay holds twice (a resent command) is shown once; numbering restarts per attempt', () => {
+    const { out } = run([
+      { type: 'start', attempt: 1 },
+      { type: 'delta', attempt: 1, text: 'once', n: 1 },
+      { type: 'delta', attempt: 1, text: 'once', n: 1 },
+      { type: 'delta', attempt: 1, text: ' more', n: 2 },
+      { type: 'start', attempt: 2 },
+      { type: 'delta', attempt: 2, text: 'again', n: 1 },
+      { type: 'delta', attempt: 2, text: 'again', n: 1 },
+      { type: 'done', attempt: 2, usage },
+    ]);
+    expect(out).toEqual([
+      { type: 'delta', seq: 1, attempt: 1, text: 'once' },
+      { type: 'delta', seq: 2, attempt: 1, text: ' more' },
+      { type: 'reset', seq: 3, attempt: 2 },
+      { type: 'delta', seq: 4, attempt: 2, text: 'again' },
+      { type: 'done', seq: 5, attempt: 2, usage },
+    ]);
+  });
+
   it('§9.5: seq starts at 1 and strictly increases across attempts', () => {
     const { out } = run([
       { type: 'start', attempt: 1 },
