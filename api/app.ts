@@ -69,6 +69,8 @@ export interface AppDeps {
   routingPolicies: RoutingPolicyStore;
   executeCache: ExecuteCache;
   defaultLlmId: string | undefined;
+  /** Which peers may set X-Forwarded-For (AGENTRY_TRUST_PROXY). */
+  trustProxy?: string | number;
   ingestion: IngestionProfile;
   documentBodyLimitBytes: number;
   metrics: ApiMetrics;
@@ -91,7 +93,7 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   // Execute routes remember Idempotency-Key (DX-4): pass `executing` to them.
   const executing = { ...deps, idempotency: createIdempotencyStore(deps.redis, deps.config.redisPrefix) };
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', deps.trustProxy ?? 'loopback');
   app.set('query parser', 'simple');
 
   app.use(requestContext(deps.logger));

@@ -29,6 +29,7 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
     documentBodyLimitBytes: config.documentBodyLimitBytes,
     taskQueue: config.taskQueue,
     defaultLlmId: config.defaultLlmId,
+    trustProxy: config.trustProxy,
     codecCorsOrigins: config.codecCorsOrigins,
     readiness: {
       database: () => rt.db.raw('select 1'),

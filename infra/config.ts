@@ -40,6 +40,11 @@ export interface Config {
   executeCacheTtlSeconds: number;
   /** PC-9, CH-2: the LLM of prompts without routing when the request names none. */
   defaultLlmId: string | undefined;
+  /**
+   * Express `trust proxy`: which peers may set X-Forwarded-For (AUTH-6 limits failures per client
+   * address): `loopback` (default), a comma-separated list of addresses or subnets, or a hop count.
+   */
+  trustProxy: string | number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -150,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
     efSearch: r.int('AGENTRY_HNSW_EF_SEARCH', 100, 1, 1000),
     executeCacheTtlSeconds: r.int('AGENTRY_EXECUTE_CACHE_TTL', 300, 1),
     defaultLlmId: r.uuid('AGENTRY_DEFAULT_LLM_ID'),
+    trustProxy: trustProxyOf(r.str('AGENTRY_TRUST_PROXY')),
     ingestion: {
       startToCloseMs: r.int('AGENTRY_INGESTION_START_TO_CLOSE_MS', 60_000, 1),
       heartbeatTimeoutMs: r.int('AGENTRY_INGESTION_HEARTBEAT_TIMEOUT_MS', 20_000, 1),
@@ -170,6 +176,11 @@ export function loadConfig(env: Env = process.env): Config {
   };
   if (r.errors.length > 0) throw new ConfigError(r.errors);
   return config;
+}
+
+function trustProxyOf(value: string | undefined): string | number {
+  if (value === undefined) return 'loopback';
+  return /^\d+$/.test(value) ? Number(value) : value;
 }
 
 /** Production processes (api, worker) need every service named explicitly. */

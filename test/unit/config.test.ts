@@ -167,4 +167,12 @@ describe('requireProductionSettings', () => {
     });
     expect(() => requireProductionSettings(config)).not.toThrow();
   });
+
+  it('AUTH-6: AGENTRY_TRUST_PROXY names which peers may set X-Forwarded-For (default loopback)', () => {
+    expect(loadConfig({}).trustProxy).toBe('loopback');
+    expect(loadConfig({ AGENTRY_TRUST_PROXY: '10.0.0.0/8, 172.16.0.1' }).trustProxy).toBe(
+      '10.0.0.0/8, 172.16.0.1',
+    );
+    expect(loadConfig({ AGENTRY_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  });
 });
