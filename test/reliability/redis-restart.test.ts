@@ -18,7 +18,8 @@ import {
 } from './support';
 
 const MODEL = 'redis-gpt';
-const ANSWER = scriptedAnswer(40);
+// 120 deltas at 100 ms: the answer still streams well after the outage ends, even on a slow machine.
+const ANSWER = scriptedAnswer(120);
 
 let redis: PrivateRedis;
 let stack: ProcessStack;

@@ -19,7 +19,8 @@ import {
 } from './support';
 
 const MODEL = 'temporal-gpt';
-const ANSWER = scriptedAnswer(40);
+// 120 deltas at 100 ms: the answer still streams well after the outage ends, even on a slow machine.
+const ANSWER = scriptedAnswer(120);
 
 let temporal: PrivateTemporal;
 let stack: ProcessStack;
