@@ -282,6 +282,25 @@ describe('§12 review cases', () => {
   });
 });
 
+describe('DX-4 Idempotency-Key on the gateway', () => {
+  it('the same key and body attach to one execution (one model call); another body → 409', async () => {
+    fake.script('main', { text: 'Idempotent answer.' });
+    const headers = { 'x-llm-id': llmId, 'Idempotency-Key': 'gw-key-1' };
+    const first = await gateway({ prompt: 'Once only' }, headers);
+    const again = await gateway({ prompt: 'Once only' }, headers);
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('x-agentry-execution-id')).toBe(first.headers.get('x-agentry-execution-id'));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(fake.requestsFor('main')).toHaveLength(1);
+    const other = await gateway({ prompt: 'Something else' }, headers);
+    expect(other.status).toBe(409);
+    expect(other.body.success).toBe(false);
+    expect(fake.requestsFor('main')).toHaveLength(1);
+  });
+});
+
 describe('DX-3 cancellation reaches child workflows', () => {
   it('DELETE on a gateway execution cancels its EXECUTE child: the child model request is aborted within 2 s', async () => {
     fake.script('exec', { text: 'slow words '.repeat(300), deltaDelayMs: 200 });
