@@ -84,7 +84,7 @@ export interface AppDeps {
   extraMetrics?: () => Promise<string>;
   /** Shared Redis (absent in the embedded quick start) and its key prefix: idempotency keys (DX-4). */
   redis: Redis | undefined;
-  config: Pick<Config, 'redisPrefix'>;
+  config: Pick<Config, 'redisPrefix' | 'contentRetentionSeconds'>;
 }
 
 export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry } {

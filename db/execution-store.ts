@@ -204,4 +204,15 @@ export class ExecutionStore {
       .first('cipher');
     return row ? this.keyring.decryptJson<T>('content', row.cipher as Buffer) : null;
   }
+
+  /** Chain executions still marked running that started before `before` (CH-4 reconciliation). */
+  async runningChainExecutions(
+    chainId: string,
+    before: Date,
+  ): Promise<Pick<ExecutionRecord, 'id' | 'workflow_id'>[]> {
+    return (await this.db('executions')
+      .where({ chain_id: chainId, kind: 'chain', status: 'running' })
+      .andWhere('started_at', '<', before)
+      .select('id', 'workflow_id')) as Pick<ExecutionRecord, 'id' | 'workflow_id'>[];
+  }
 }

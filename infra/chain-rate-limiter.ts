@@ -1,5 +1,6 @@
-// CH-4 `guardrails.rateLimitPerMinute`: executions admitted per chain in a sliding minute, shared
-// by every API replica through Redis (rate-limiter-flexible), in memory for the quick start.
+// CH-4 `guardrails.rateLimitPerMinute`: executions admitted per chain in a fixed 60 s window (so up to
+// twice the limit can pass across a window boundary), shared by every API replica through Redis
+// (rate-limiter-flexible), in memory for the quick start.
 // A chain's limit is fixed when it is stored, so one limiter per distinct limit suffices.
 import type { Redis } from 'ioredis';
 import {

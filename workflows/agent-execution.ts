@@ -49,7 +49,7 @@ export async function agentExecution(input: AgentExecutionInput): Promise<Execut
         llmId: input.llmId,
         nowMs,
       });
-      const childExecutionIds = await runReferenceChildren(
+      const { childExecutionIds } = await runReferenceChildren(
         { executionId: input.executionId, apiKeyId: input.apiKeyId, nowMs, profiles },
         plan.children,
       );

@@ -104,11 +104,13 @@ export async function chainExecution(input: ChainExecutionInput): Promise<ChainE
           status: 'SUCCESS',
           executionId: stepExecutionId,
           answerPayloadId: result.answerPayloadId,
-          usage: result.usage,
+          // A step's tokens include its EXECUTE references' (CH-3 sums, CH-4 ceiling).
+          usage: result.totalUsage ?? result.usage,
           provider: result.provider,
           model: result.model,
         });
-        tokens += result.usage.input_tokens + result.usage.output_tokens;
+        const stepUsage = result.totalUsage ?? result.usage;
+        tokens += stepUsage.input_tokens + stepUsage.output_tokens;
         if (input.maxTokensPerExecution !== undefined && tokens > input.maxTokensPerExecution)
           guardrail = 'maxTokens';
       } catch (err) {

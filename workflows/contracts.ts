@@ -275,6 +275,8 @@ export interface PromptExecutionInput {
 }
 
 export interface PromptExecutionResult extends ExecutionResult {
+  /** This call's usage plus that of its EXECUTE reference children, recursively (CH-3, CH-4). */
+  totalUsage?: Usage;
   llmId: string;
   provider: string;
   model: string;

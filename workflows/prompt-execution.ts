@@ -12,6 +12,7 @@ import {
   type PromptExecutionInput,
   type PromptExecutionResult,
   type ReferenceChild,
+  type Usage,
 } from './contracts';
 import { describeFailure } from './describe-failure';
 import { modelActivities, withExecutionOutcome } from './llm-query';
@@ -41,8 +42,9 @@ export const clockOf = (nowMs: number | undefined): number => nowMs ?? workflowI
 export async function runReferenceChildren(
   parent: { executionId: string; apiKeyId: string; nowMs: number; profiles: ExecutionProfiles },
   children: readonly ReferenceChild[],
-): Promise<Record<number, string>> {
+): Promise<{ childExecutionIds: Record<number, string>; usage: Usage }> {
   const done: Record<number, string> = {};
+  const usage: Usage = { input_tokens: 0, output_tokens: 0 };
   for (const child of children) {
     const input: PromptExecutionInput = {
       executionId: child.executionId,
@@ -57,14 +59,21 @@ export async function runReferenceChildren(
       nowMs: parent.nowMs,
       profiles: parent.profiles,
     };
-    await executeChild(promptExecution, {
+    const result = await executeChild(promptExecution, {
       workflowId: workflowIdFor(child.executionId),
       args: [input],
       typedSearchAttributes: searchAttributePairs({ ApiKeyId: parent.apiKeyId }),
     });
     done[child.slot] = child.executionId;
+    addUsage(usage, result.totalUsage ?? result.usage);
   }
-  return done;
+  return { childExecutionIds: done, usage };
+}
+
+function addUsage(sum: Usage, more: Usage): Usage {
+  sum.input_tokens += more.input_tokens;
+  sum.output_tokens += more.output_tokens;
+  return sum;
 }
 
 /** PC-10: the routed LLMs in order; the next one only after a retryable failure of the previous. */
@@ -106,7 +115,7 @@ export async function promptExecution(input: PromptExecutionInput): Promise<Prom
   const nowMs = clockOf(input.nowMs);
   return withExecutionOutcome(input.executionId, input.profiles, async () => {
     const prepared = await steps.preparePromptExecution({ ...input, nowMs });
-    const childExecutionIds = await runReferenceChildren(
+    const { childExecutionIds, usage: childUsage } = await runReferenceChildren(
       { executionId: input.executionId, apiKeyId: input.apiKeyId, nowMs, profiles: input.profiles },
       prepared.children,
     );
@@ -135,6 +144,7 @@ export async function promptExecution(input: PromptExecutionInput): Promise<Prom
     return {
       answerPayloadId: answer.answerPayloadId,
       usage: answer.usage,
+      totalUsage: addUsage({ ...answer.usage }, childUsage),
       llmId: answer.llmId,
       provider,
       model,

@@ -2,7 +2,7 @@
 // the execution (CH-4), the `chainExecution` workflow runs the steps, and the route answers with
 // the CH-3 report once the workflow ended (200 also when a step failed; 429 when the token
 // ceiling stopped it). The request and the chain's definition are one encrypted payload.
-import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
 import { ExecutionStore, type NewExecution } from '../../db/execution-store';
@@ -43,9 +43,12 @@ export type ChainExecutionDeps = {
   keyring: KeyRing;
   defaultLlmId: string | undefined;
   redis: Redis | undefined;
-  config: Pick<Config, 'redisPrefix'>;
+  config: Pick<Config, 'redisPrefix' | 'contentRetentionSeconds'>;
 } & StartExecutionDeps &
   IdempotencyDeps;
+
+/** A running chain record this old is checked against its workflow before admission (CH-4). */
+const RECONCILE_AFTER_MS = 10_000;
 
 /** Retry-After of a token-ceiling refusal: the same request would pass the ceiling again. */
 const MAX_TOKENS_RETRY_AFTER_SECONDS = 60;
@@ -111,6 +114,36 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
         }
         await new ExecutionStore(trx, deps.keyring).create(execution, request);
       });
+
+  /**
+   * CH-4 counts running records: one whose workflow has closed without recording its end (the
+   * API died before starting it, an operator terminated it) must not hold a slot forever. Its
+   * record takes the workflow's outcome; a Temporal error leaves it for the next request.
+   */
+  const releaseClosed = async (chainId: string): Promise<void> => {
+    const suspects = await deps.executions.runningChainExecutions(
+      chainId,
+      new Date(Date.now() - RECONCILE_AFTER_MS),
+    );
+    for (const record of suspects) {
+      let status: 'succeeded' | 'failed' | 'cancelled' | undefined;
+      try {
+        const described = await deps.temporal.workflow.getHandle(record.workflow_id).describe();
+        const name = described.status.name;
+        if (name !== 'RUNNING')
+          status = name === 'COMPLETED' ? 'succeeded' : name === 'CANCELLED' ? 'cancelled' : 'failed';
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) status = 'failed';
+        else return;
+      }
+      if (status)
+        await deps.executions.finish(
+          record.id,
+          { status, ...(status === 'failed' ? { error: { status: 503, type: 'Infra.Unavailable' } } : {}) },
+          deps.config.contentRetentionSeconds,
+        );
+    }
+  };
 
   const admitAndStart = async (
     chain: StoredChain,
@@ -192,6 +225,7 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
       };
       const stopOnError = body.options?.stopOnError ?? chain.stopOnError;
       const traceId = traceIdOf(req.header('traceparent'));
+      await releaseClosed(chain.id);
       const { executionId } = await withIdempotency(deps, req, `chain:${chain.id}`, [req.body], () =>
         admitAndStart(chain, principal.keyId, content, stopOnError, traceId),
       );

@@ -54,7 +54,10 @@ async function checkSteps(deps: ChainRouteDeps, principal: Principal, body: Crea
     else seen.set(step.order, i);
   });
   if (duplicates.length > 0) throw new InvalidInput(`Step orders must be unique: ${duplicates.join('; ')}`);
-  const stray = Object.keys(body.metadata?.stepAttachments ?? {}).filter((order) => !seen.has(Number(order)));
+  // Keys are step orders as written by JSON (`"2"`): `"02"` or `"-0"` would never be looked up.
+  const stray = Object.keys(body.metadata?.stepAttachments ?? {}).filter(
+    (order) => !seen.has(Number(order)) || String(Number(order)) !== order,
+  );
   if (stray.length > 0)
     throw new InvalidInput(
       `metadata.stepAttachments names no step of the chain: ${stray.map((o) => `order ${o}`).join(', ')}`,
@@ -157,13 +160,13 @@ export function chainRoutes(routes: RouteRegistry, deps: ChainRouteDeps): Router
       summary: 'Delete a chain (running executions finish on their snapshot of it)',
       tag: 'Chains',
       permission: 'write:chains',
-      success: { status: 200, description: '{"success": true}' },
+      success: { status: 204, description: 'Deleted (SPEC §1: 204 delete)' },
       errors: [401, 403, 404],
     },
     async (req, res) => {
       const chain = await loadChain(deps.chains, principalOf(req), req.params.chainId, 'write');
       await deps.chains.delete(chain.id);
-      res.json({ success: true });
+      res.status(204).end();
     },
   );
 

@@ -277,14 +277,14 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
       summary: 'Delete a prompt (409 while a prompt, agent or chain references it)',
       tag: 'Prompt library',
       permission: 'write:prompts',
-      success: { status: 200, description: '{"success": true}' },
+      success: { status: 204, description: 'Deleted (SPEC §1: 204 delete)' },
       errors: [401, 403, 404, 409],
     },
     async (req, res) => {
       const prompt = await loadPrompt(principalOf(req), req.params.promptId, 'write');
       await deps.prompts.delete(prompt.promptId);
       await deps.executeCache.clearPrompt(prompt.promptId);
-      res.json({ success: true });
+      res.status(204).end();
     },
   );
 
@@ -423,7 +423,7 @@ function routingPolicyRoutes(routes: RouteRegistry, router: Router, deps: Prompt
       summary: 'Delete a routing policy (409 while a prompt uses it)',
       tag: 'Prompt library',
       permission: 'write:routing_policies',
-      success: { status: 200, description: '{"success": true}' },
+      success: { status: 204, description: 'Deleted (SPEC §1: 204 delete)' },
       errors: [401, 403, 404, 409],
     },
     async (req, res) => {
@@ -432,7 +432,7 @@ function routingPolicyRoutes(routes: RouteRegistry, router: Router, deps: Prompt
       if (users.length > 0)
         throw new Conflict(`Routing policy ${policy.id} is used by prompt(s): ${users.join(', ')}`);
       await deps.routingPolicies.delete(policy.id);
-      res.json({ success: true });
+      res.status(204).end();
     },
   );
 }

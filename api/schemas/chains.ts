@@ -79,6 +79,8 @@ export interface CreateChainBody {
 export const executeChainSchema = {
   type: 'object',
   additionalProperties: false,
+  // CH-2: `{inputs, attachments?, options?}`.
+  required: ['inputs'],
   properties: {
     inputs: {
       type: 'object',
@@ -98,7 +100,7 @@ export const executeChainSchema = {
 } as const;
 
 export interface ExecuteChainBody {
-  inputs?: Record<string, string | number | boolean>;
+  inputs: Record<string, string | number | boolean>;
   attachments?: ChainAttachment[];
   options?: { stopOnError?: boolean };
 }

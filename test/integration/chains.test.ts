@@ -253,9 +253,11 @@ describe('CH-1 stored chains', () => {
     const refused = await stack.api.delete('/api/v1/prompts/chain.temporary');
     expect(refused.status).toBe(409);
     expect(refused.body.error).toContain(`chain ${chain.body.chainId}`);
-    expect((await stack.api.delete(`/api/v1/chains/${chain.body.chainId}`)).body).toEqual({ success: true });
+    const deleted = await stack.api.delete(`/api/v1/chains/${chain.body.chainId}`);
+    expect(deleted.status).toBe(204);
+    expect(deleted.text).toBe('');
     expect((await stack.api.get(`/api/v1/chains/${chain.body.chainId}`)).status).toBe(404);
-    expect((await stack.api.delete('/api/v1/prompts/chain.temporary')).status).toBe(200);
+    expect((await stack.api.delete('/api/v1/prompts/chain.temporary')).status).toBe(204);
     for (const id of ['nope', 'chain_123', chain.body.chainId]) {
       expect((await stack.api.get(`/api/v1/chains/${id}`)).status).toBe(404);
       expect((await execute(id, { inputs: {} })).status).toBe(404);
@@ -656,6 +658,68 @@ describe('DX-4 Idempotency-Key on chain execute', () => {
     expect(fake.requests).toHaveLength(1);
     expect((await execute(chainId, { inputs: { a: '2' } }, headers)).status).toBe(409);
     expect((await stack.api.get(`/api/v1/chains/${chainId}`)).body.usage.totalExecutions).toBe(1);
+  });
+});
+
+describe('CH-4 review cases', () => {
+  it('CH-4: a running record whose workflow no longer exists does not hold a concurrency slot forever', async () => {
+    await prompt('chain.orphan-step', 'Say ok', 'gpt-4o');
+    const chain = await createChain({
+      name: 'orphaned',
+      steps: [{ order: 1, promptId: 'chain.orphan-step' }],
+    });
+    const chainId = chain.body.chainId as string;
+    const orphan = '01890a5d-ac96-774b-bcce-b302099a8057';
+    await stack.rt.db('executions').insert({
+      id: orphan,
+      kind: 'chain',
+      status: 'running',
+      api_key_id: stack.env.adminKeyId,
+      chain_id: chainId,
+      workflow_id: `execution-${orphan}`,
+      attempts: 0,
+      started_at: new Date(Date.now() - 60_000),
+    });
+    fake.script('gpt-4o', { text: 'ok' });
+    const res = await execute(chainId, { inputs: {} });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('SUCCESS');
+    expect(await stack.rt.db('executions').where({ id: orphan }).first('status', 'error_type')).toEqual({
+      status: 'failed',
+      error_type: 'Infra.Unavailable',
+    });
+  });
+
+  it("CH-3/CH-4: a step's tokens include those of its EXECUTE references", async () => {
+    fake.script('gpt-4o', { text: 'inner answer', usage: { input_tokens: 100, output_tokens: 50 } });
+    fake.script('claude-3-sonnet', { text: 'outer answer', usage: { input_tokens: 7, output_tokens: 3 } });
+    await prompt('chain.inner', 'Inner question', 'gpt-4o');
+    await prompt('chain.outer', 'Outer uses {{prompt:chain.inner|mode=execute}}', 'claude-3-sonnet');
+    const chain = await createChain({
+      name: 'nested-tokens',
+      steps: [{ order: 1, promptId: 'chain.outer' }],
+      guardrails: { maxTokensPerExecution: 1000 },
+    });
+    const res = await execute(chain.body.chainId, { inputs: {} });
+    expect(res.status).toBe(200);
+    expect(res.body.steps[0].usage).toEqual({ promptTokens: 107, completionTokens: 53 });
+    expect(res.body.tokens).toEqual({ promptTokens: 107, completionTokens: 53, totalTokens: 160 });
+  });
+
+  it('CH-2: inputs are required; step attachment keys must be canonical orders', async () => {
+    await prompt('chain.plain', 'Plain', 'gpt-4o');
+    const chain = await createChain({
+      name: 'inputs-required',
+      steps: [{ order: 1, promptId: 'chain.plain' }],
+    });
+    expect((await execute(chain.body.chainId, {})).status).toBe(400);
+    const odd = await createChain({
+      name: 'odd-keys',
+      steps: [{ order: 2, promptId: 'chain.plain' }],
+      metadata: { stepAttachments: { '02': [{ type: 'url', url: 'https://example.com/a.pdf' }] } },
+    });
+    expect(odd.status).toBe(400);
+    expect(odd.body.error).toMatch(/stepAttachments names no step of the chain: order 02/);
   });
 });
 

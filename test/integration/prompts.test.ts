@@ -261,8 +261,8 @@ describe('§12 prompt library', () => {
     expect(del.body.error).toMatch(/^Prompt legal_guidelines is referenced by prompt /);
     expect((await stack.api.delete('/api/v1/prompts/c3')).status).toBe(409);
     expect((await stack.api.delete('/api/v1/prompts/e5')).status).toBe(404);
-    expect((await stack.api.delete('/api/v1/prompts/d4')).status).toBe(200);
-    expect((await stack.api.delete('/api/v1/prompts/c3')).status).toBe(200);
+    expect((await stack.api.delete('/api/v1/prompts/d4')).status).toBe(204);
+    expect((await stack.api.delete('/api/v1/prompts/c3')).status).toBe(204);
     expect((await stack.api.get('/api/v1/prompts/c3')).status).toBe(404);
   });
 });
@@ -307,7 +307,7 @@ describe('§12 PC-10 routing policies', () => {
     expect(del.status).toBe(409);
     expect(del.body.error).toBe(`Routing policy ${id} is used by prompt(s): routed`);
     await stack.api.put('/api/v1/prompts/routed', { routingPolicyId: null });
-    expect((await stack.api.delete(`/api/v1/routing-policies/${id}`)).status).toBe(200);
+    expect((await stack.api.delete(`/api/v1/routing-policies/${id}`)).status).toBe(204);
     expect((await stack.api.get(`/api/v1/routing-policies/${id}`)).status).toBe(404);
   });
 
