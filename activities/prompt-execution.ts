@@ -103,14 +103,15 @@ export function createPromptExecutionActivities(deps: PromptExecutionDeps) {
   async function resolveSlots(
     executionId: string,
     apiKeyId: string,
-    slots: ReturnType<typeof createPlanner>['slots'],
+    planner: ReturnType<typeof createPlanner>,
     ancestors: string[],
     fallbackLlmId: string,
   ): Promise<{ cached: Record<number, string>; children: ReferenceChild[] }> {
     const cached: Record<number, string> = {};
     const children: ReferenceChild[] = [];
-    for (const slot of slots) {
-      const prompt = (await deps.prompts.get(slot.promptId)) as StoredPrompt;
+    for (const slot of planner.slots) {
+      // A slot exists only for a prompt the planner loaded.
+      const prompt = planner.loaded(slot.promptId)!;
       const llmIds = await routedLlms(deps, prompt);
       const model = await modelOf(llmIds[0] ?? fallbackLlmId);
       const hash = executeCacheHash(JSON.stringify(slot.resolved), model, prompt.temperature);
@@ -219,13 +220,7 @@ export function createPromptExecutionActivities(deps: PromptExecutionDeps) {
         );
       llmIds = [fallback];
     }
-    const { cached, children } = await resolveSlots(
-      executionId,
-      input.apiKeyId,
-      planner.slots,
-      path,
-      llmIds[0]!,
-    );
+    const { cached, children } = await resolveSlots(executionId, input.apiKeyId, planner, path, llmIds[0]!);
     const plan: StoredPlan = {
       system: systemParts,
       user: userParts,
@@ -281,7 +276,7 @@ export function createPromptExecutionActivities(deps: PromptExecutionDeps) {
     const { cached, children } = await resolveSlots(
       input.executionId,
       input.apiKeyId,
-      planner.slots,
+      planner,
       [],
       input.llmId,
     );

@@ -71,6 +71,11 @@ export class ReferencePlanner {
 
   constructor(private readonly env: PlannerEnv) {}
 
+  /** A prompt loaded by `preload` (the one a slot or chain entry names). */
+  loaded(promptId: string): PlannablePrompt | undefined {
+    return this.cache.get(promptId) ?? undefined;
+  }
+
   get fatal(): ReferenceProblem | undefined {
     return this.problems.find((p) => p.fatal);
   }
