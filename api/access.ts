@@ -28,3 +28,27 @@ export function requireCreate(principal: Principal, type: ObjectType, label: str
   if (!can(principal, 'write', type, { id: '' }))
     throw new Forbidden(`API key lacks write:${type} permission to create ${label}s`);
 }
+
+/**
+ * Seed 002's resources (`/api/...`: prompts, routing policies, chains), addressed by the id their
+ * grants name. Missing, or unreadable for a read or a write → 404 `<Label> <id> not found`; a
+ * missing permission on an object the key can read, or a missing execute → 403.
+ */
+export async function loadSeedObject<T extends { ownerKeyId: string | null }>(
+  principal: Principal,
+  action: Action,
+  type: ObjectType,
+  label: string,
+  id: string,
+  load: (id: string) => Promise<T | null>,
+  grantIdOf: (object: T) => string,
+): Promise<T> {
+  const notFound = new NotFound(`${label[0]!.toUpperCase()}${label.slice(1)} ${id} not found`);
+  const object = await load(id);
+  if (!object) throw notFound;
+  const target = { id: grantIdOf(object), ownerKeyId: object.ownerKeyId };
+  if (can(principal, action, type, target)) return object;
+  if (action !== 'execute' && !can(principal, 'read', type, target)) throw notFound;
+  if (action === 'read') throw notFound;
+  throw new Forbidden(`API key lacks ${action} permission on ${label} ${id}`);
+}

@@ -11,6 +11,7 @@ import { can, isAdmin, type Principal } from '../../domain/permissions';
 import { analyzeEmbeddability, type PromptDefinition } from '../../domain/prompt-analysis';
 import type { ExecuteCache } from '../../infra/execute-cache';
 import { isUuid, newId } from '../../infra/ids';
+import { loadSeedObject } from '../access';
 import { principalOf } from '../auth';
 import { checkPromptReferences } from '../prompt-references';
 import type { RouteRegistry } from '../route-registry';
@@ -109,18 +110,16 @@ function checkTemplateSize(def: PromptDefinition): void {
 export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Router {
   const router = Router();
 
-  const loadPrompt = async (principal: Principal, promptId: unknown, action: 'read' | 'write') => {
-    const id = String(promptId);
-    const prompt = await deps.prompts.get(id);
-    if (!prompt || !can(principal, 'read', 'prompts', { id: prompt.promptId, ownerKeyId: prompt.ownerKeyId }))
-      throw new NotFound(`Prompt ${id} not found`);
-    if (
-      action === 'write' &&
-      !can(principal, 'write', 'prompts', { id: prompt.promptId, ownerKeyId: prompt.ownerKeyId })
-    )
-      throw new Forbidden(`API key lacks write permission on prompt ${id}`);
-    return prompt;
-  };
+  const loadPrompt = (principal: Principal, promptId: unknown, action: 'read' | 'write') =>
+    loadSeedObject(
+      principal,
+      action,
+      'prompts',
+      'prompt',
+      String(promptId),
+      (id) => deps.prompts.get(id),
+      (p) => p.promptId,
+    );
 
   /** The routing of a prompt names objects that exist and that the key can read (400 otherwise). */
   const checkRouting = async (principal: Principal, def: PromptDefinition): Promise<void> => {
@@ -310,15 +309,17 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
 }
 
 function routingPolicyRoutes(routes: RouteRegistry, router: Router, deps: PromptRouteDeps): void {
-  const load = async (principal: Principal, req: Request, action: 'read' | 'write') => {
-    const id = String(req.params.id);
-    const policy = isUuid(id) ? await deps.routingPolicies.get(id.toLowerCase()) : null;
-    if (!policy || !can(principal, 'read', 'routing_policies', policy))
-      throw new NotFound(`Routing policy ${id} not found`);
-    if (action === 'write' && !can(principal, 'write', 'routing_policies', policy))
-      throw new Forbidden(`API key lacks write permission on routing policy ${id}`);
-    return policy;
-  };
+  const load = (principal: Principal, req: Request, action: 'read' | 'write') =>
+    loadSeedObject(
+      principal,
+      action,
+      'routing_policies',
+      'routing policy',
+      String(req.params.id),
+      (id) => (isUuid(id) ? deps.routingPolicies.get(id.toLowerCase()) : Promise.resolve(null)),
+      (policy) => policy.id,
+    );
+
   const checkLlms = async (principal: Principal, llms: string[]): Promise<string[]> => {
     const ids = llms.map((id) => id.toLowerCase());
     for (const [i, id] of ids.entries()) {
