@@ -10,11 +10,12 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { NativeConnection } from '@temporalio/worker';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { startApi } from './api/server';
 import { loadConfig } from './infra/config';
@@ -33,7 +34,10 @@ interface Secrets {
 /** What to stop, in reverse order, on Ctrl-C or a failed start. */
 const stops: (() => Promise<unknown>)[] = [];
 
-const SEARCH_ATTRIBUTES = ['AgentId', 'PipelineId', 'LlmId', 'ApiKeyId', 'ChainId'];
+/** The checkout: embedded.ts at its root, or dist/embedded.js one level down. */
+const ROOT = existsSync(path.join(__dirname, 'scripts', 'temporal-dev-server.sh'))
+  ? __dirname
+  : path.resolve(__dirname, '..');
 
 function loadOrCreateSecrets(stateDir: string): { secrets: Secrets; created: boolean } {
   const file = path.join(stateDir, 'secrets.json');
@@ -61,54 +65,45 @@ function freePort(preferred: number): Promise<number> {
   return attempt(preferred).catch(() => attempt(0));
 }
 
+/**
+ * A dev server child through scripts/temporal-dev-server.sh, the one place that starts dev
+ * servers (search attributes, latency settings, SQLite in WAL mode). It runs in the background;
+ * `stop` ends it.
+ */
 async function startTemporal(
   stateDir: string,
   codecEndpoint: string,
-): Promise<{ address: string; uiPort: number; child: ChildProcess }> {
-  const binary = process.env.AGENTRY_TEMPORAL_CLI ?? 'temporal';
+): Promise<{ address: string; uiPort: number; pid: number }> {
   const port = await freePort(7233);
   const uiPort = await freePort(8233);
-  const log = openSync(path.join(stateDir, 'temporal.log'), 'a');
-  const child = spawn(
-    binary,
-    [
-      'server',
-      'start-dev',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--ui-port',
-      String(uiPort),
-      '--db-filename',
-      path.join(stateDir, 'temporal.db'),
-      '--log-level',
-      'warn',
-      '--ui-codec-endpoint',
-      codecEndpoint,
-      '--dynamic-config-value',
-      'frontend.enableServerVersionCheck=false',
-      ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
-    ],
-    { stdio: ['ignore', log, log] },
-  );
-  let spawnError: Error | undefined;
-  child.once('error', (err) => (spawnError = err));
-  const address = `127.0.0.1:${port}`;
-  for (let i = 0; i < 150; i++) {
-    if (spawnError) throw new Error(`Could not run the Temporal CLI (${binary}): ${spawnError.message}`);
-    if (child.exitCode !== null)
-      throw new Error(`The Temporal dev server exited; see ${path.join(stateDir, 'temporal.log')}`);
+  const script = path.join(ROOT, 'scripts', 'temporal-dev-server.sh');
+  const args = [
+    ...[script, String(port), stateDir, '--ui-port', String(uiPort)],
+    ...['--db-filename', path.join(stateDir, 'temporal.db'), '--ui-codec-endpoint', codecEndpoint],
+  ];
+  const { stdout } = await promisify(execFile)('bash', args, { encoding: 'utf8' }).catch((err: unknown) => {
+    const stderr = (err as { stderr?: string }).stderr?.trim();
+    throw new Error(`Could not start the Temporal dev server: ${stderr || (err as Error).message}`);
+  });
+  const pid = Number(stdout.trim());
+  if (!Number.isInteger(pid)) throw new Error(`A Temporal server already answers on 127.0.0.1:${port}`);
+  return { address: `127.0.0.1:${port}`, uiPort, pid };
+}
+
+/** Ends a background process and waits (up to 10 s) until it is gone. */
+async function stopProcess(pid: number): Promise<void> {
+  const alive = (): boolean => {
     try {
-      const connection = await NativeConnection.connect({ address });
-      await connection.close();
-      return { address, uiPort, child };
+      process.kill(pid, 0);
+      return true;
     } catch {
-      await new Promise((r) => setTimeout(r, 200));
+      return false;
     }
-  }
-  child.kill();
-  throw new Error('The Temporal dev server did not start within 30 s');
+  };
+  if (!alive()) return;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+  if (alive()) process.kill(pid, 'SIGKILL');
 }
 
 async function main(): Promise<void> {
@@ -145,15 +140,7 @@ async function main(): Promise<void> {
     const temporal = await startTemporal(stateDir, `http://127.0.0.1:${port}/temporal-codec`);
     temporalAddress = temporal.address;
     uiPort = temporal.uiPort;
-    stops.push(
-      () =>
-        new Promise((resolve) => {
-          if (temporal.child.exitCode !== null || temporal.child.signalCode !== null)
-            return resolve(undefined);
-          temporal.child.once('exit', resolve);
-          temporal.child.kill('SIGTERM');
-        }),
-    );
+    stops.push(() => stopProcess(temporal.pid));
   }
 
   const config = loadConfig({

@@ -10,9 +10,10 @@ if [[ ! -f dist/embedded.js || -n "$newest_source" ]]; then
   echo "[start] building..." >&2
   npm run --silent build >/tmp/agentry-build.log 2>&1 || { cat /tmp/agentry-build.log >&2; echo "[start] the build failed (above)" >&2; exit 1; }
 fi
+# The CLI now (a first run builds it, with its progress on screen); embedded.ts starts the dev
+# server through scripts/temporal-dev-server.sh.
 if [[ -z "${TEMPORAL_ADDRESS:-}" ]]; then
-  AGENTRY_TEMPORAL_CLI=$(bash scripts/ensure-temporal.sh)
-  export AGENTRY_TEMPORAL_CLI
+  bash scripts/ensure-temporal.sh >/dev/null
 fi
 export AGENTRY_WORKFLOW_BUNDLE="${AGENTRY_WORKFLOW_BUNDLE:-$PWD/dist/workflow-bundle.js}"
 exec node dist/embedded.js
