@@ -159,13 +159,15 @@ async function main(): Promise<void> {
   });
   const logger = createLogger(config.logLevel);
   const rt = await createRuntime(config, logger);
-  const temporal = await connectTemporalClient(rt);
+  // One connection for the worker and the client: workflow starts are eager (DESIGN §6).
   const connection = await NativeConnection.connect({ address: temporalAddress });
   const workerMetrics = new Registry();
   collectDefaultMetrics({ register: workerMetrics, prefix: 'agentry_worker_' });
   const worker = await startWorker(rt, connection, workerMetrics);
+  const temporal = await connectTemporalClient(rt, connection);
   const server = await startApi(rt, temporal, {
     extraMetrics: async () => `${await workerMetrics.metrics()}\n${await temporalMetrics()}`,
+    eagerStart: true,
   });
 
   const lines = [
@@ -193,7 +195,6 @@ async function main(): Promise<void> {
     server.close();
     await worker.stop().catch(() => undefined);
     await connection.close().catch(() => undefined);
-    await temporal.connection.close().catch(() => undefined);
     await rt.close().catch(() => undefined);
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
     await shutdownTelemetry().catch(() => undefined);

@@ -1,6 +1,7 @@
 // Shared construction for the composition roots (api/server.ts, worker.ts, embedded.ts): the
 // services both processes use, built from configuration in one place.
 import { Client, Connection } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { failureConverterPath } from './infra/failure-converter';
 import { Redis } from 'ioredis';
@@ -126,8 +127,14 @@ export function dataConverter(rt: Runtime): DataConverter {
   return { payloadCodecs: [rt.codec], failureConverterPath };
 }
 
-export async function connectTemporalClient(rt: Runtime): Promise<Client> {
-  const connection = await Connection.connect({ address: rt.config.temporalAddress ?? '127.0.0.1:7233' });
+/**
+ * The API's Temporal client. Given the NativeConnection of a worker in this process, the client
+ * shares it, which is what eager workflow start needs (`startApi(..., { eagerStart: true })`);
+ * the caller then closes that connection after the worker stopped.
+ */
+export async function connectTemporalClient(rt: Runtime, shared?: NativeConnection): Promise<Client> {
+  const connection =
+    shared ?? (await Connection.connect({ address: rt.config.temporalAddress ?? '127.0.0.1:7233' }));
   return new Client({
     connection,
     namespace: rt.config.temporalNamespace,

@@ -64,6 +64,9 @@ export async function startWorker(
     maxHeartbeatThrottleInterval: '1 second',
     maxConcurrentActivityTaskExecutions: 100,
     maxConcurrentWorkflowTaskExecutions: 20,
+    // One poll of each kind (sticky and normal): on a small machine more polls only add wake-ups
+    // (docs/decisions.md, "Worker polls").
+    maxConcurrentWorkflowTaskPolls: config.workflowTaskPolls,
     shutdownGraceTime: '30 seconds',
   });
   const sweep = setInterval(() => {

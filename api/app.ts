@@ -79,6 +79,8 @@ export interface AppDeps {
   bodyLimitBytes: number;
   taskQueue: string;
   profiles: ExecutionProfiles;
+  /** Workflow starts are eager: the Temporal client shares its connection with a worker here. */
+  eagerStart?: boolean;
   codecCorsOrigins: string[];
   readiness: Record<string, () => Promise<unknown>>;
   extraMetrics?: () => Promise<string>;

@@ -3,11 +3,13 @@ import { shutdownTelemetry, startTelemetry } from '../infra/telemetry';
 // Tracing (when OTEL_* asks for it) must start before express, pg and http load.
 if (require.main === module) startTelemetry('agentry-api');
 import type { Client } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import type { Server } from 'node:http';
 import { loadConfig, requireProductionSettings } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { VERSION } from '../infra/version';
 import { connectTemporalClient, createRuntime, type Runtime } from '../runtime';
+import { startWorker } from '../worker';
 import { createApp } from './app';
 import { createApiMetrics } from './metrics';
 
@@ -15,6 +17,8 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 export interface ApiOptions {
   extraMetrics?: () => Promise<string>;
+  /** `temporal` shares its NativeConnection with a worker of this process (runtime.ts). */
+  eagerStart?: boolean;
 }
 
 export async function startApi(rt: Runtime, temporal: Client, options: ApiOptions = {}): Promise<Server> {
@@ -37,6 +41,7 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
       temporal: () => temporal.workflowService.getSystemInfo({}),
     },
     ...(options.extraMetrics ? { extraMetrics: options.extraMetrics } : {}),
+    ...(options.eagerStart ? { eagerStart: true } : {}),
   });
   return new Promise((resolve, reject) => {
     const server = app.listen(config.port, config.host, () => resolve(server));
@@ -49,8 +54,14 @@ async function main(): Promise<void> {
   requireProductionSettings(config);
   const logger = createLogger(config.logLevel);
   const rt = await createRuntime(config, logger);
-  const temporal = await connectTemporalClient(rt);
-  const server = await startApi(rt, temporal);
+  // AGENTRY_API_RUNS_WORKER: a worker in this process on the client's connection, so that starts
+  // are eager (docs/operations.md, "Eager workflow start").
+  const connection = config.apiRunsWorker
+    ? await NativeConnection.connect({ address: config.temporalAddress! })
+    : undefined;
+  const worker = connection ? await startWorker(rt, connection) : undefined;
+  const temporal = await connectTemporalClient(rt, connection);
+  const server = await startApi(rt, temporal, { eagerStart: worker !== undefined });
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address ? address.port : config.port }, 'API listening');
   const stop = async (): Promise<void> => {
@@ -60,6 +71,7 @@ async function main(): Promise<void> {
       server.closeIdleConnections();
       setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
     });
+    await worker?.stop().catch(() => undefined);
     await temporal.connection.close().catch(() => undefined);
     await rt.close().catch(() => undefined);
     await shutdownTelemetry().catch(() => undefined);

@@ -18,6 +18,8 @@ export interface StartExecutionDeps {
   metrics: ApiMetrics;
   taskQueue: string;
   profiles: ExecutionProfiles;
+  /** The client shares its connection with a worker of this process: start workflows eagerly. */
+  eagerStart?: boolean;
 }
 
 export interface ExecutionStart<Args> {
@@ -55,6 +57,7 @@ export async function startExecution<Args>(
       workflowId,
       args: [start.args({ executionId, requestPayloadId, profiles: deps.profiles })],
       typedSearchAttributes,
+      ...(deps.eagerStart ? { requestEagerStart: true } : {}),
     });
   } catch (err) {
     deps.logger.error({ err: (err as Error).message, executionId }, 'could not start the execution workflow');

@@ -64,19 +64,26 @@ export class ExecutionStore {
     private readonly keyring: KeyRing,
   ) {}
 
-  /** Writes the record and its request content in one transaction, before the workflow starts. */
+  /**
+   * Writes the record and its request content before the workflow starts: one statement (a
+   * data-modifying CTE is atomic), so one round trip instead of a four-statement transaction.
+   */
   async create(execution: NewExecution, request: { payloadId: string; content: unknown }): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const now = new Date();
-      await trx('executions').insert({ ...execution, status: 'running', attempts: 0, started_at: now });
-      await trx('execution_payloads').insert({
-        id: request.payloadId,
-        execution_id: execution.id,
-        kind: 'request',
-        cipher: this.keyring.encryptJson('content', request.content),
-        created_at: now,
-      });
+    const now = new Date();
+    const record = this.db('executions').insert({
+      ...execution,
+      status: 'running',
+      attempts: 0,
+      started_at: now,
     });
+    const payload = this.db('execution_payloads').insert({
+      id: request.payloadId,
+      execution_id: execution.id,
+      kind: 'request',
+      cipher: this.keyring.encryptJson('content', request.content),
+      created_at: now,
+    });
+    await this.db.raw('WITH record AS (?) ?', [record, payload]);
   }
 
   /**

@@ -45,6 +45,13 @@ export interface Config {
    * address): `loopback` (default), a comma-separated list of addresses or subnets, or a hop count.
    */
   trustProxy: string | number;
+  /**
+   * The API process also runs a worker on the task queue, on one shared Temporal connection, and
+   * starts workflows eagerly (the first workflow task without a dispatch through the server).
+   */
+  apiRunsWorker: boolean;
+  /** Concurrent workflow-task polls of a worker (1 measured fastest on 2 cores). */
+  workflowTaskPolls: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -76,6 +83,14 @@ class Reader {
       return undefined;
     }
     return raw?.toLowerCase();
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.str(name);
+    if (raw === undefined) return fallback;
+    if (raw === 'true' || raw === 'false') return raw === 'true';
+    this.errors.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
   }
 
   num(name: string, fallback: number, min: number): number {
@@ -142,6 +157,8 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: r.int('AGENTRY_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     documentBodyLimitBytes: r.int('AGENTRY_DOCUMENT_BODY_LIMIT_BYTES', 12 * 1024 * 1024, 1024),
     logLevel: r.str('AGENTRY_LOG_LEVEL') ?? 'info',
+    apiRunsWorker: r.bool('AGENTRY_API_RUNS_WORKER', false),
+    workflowTaskPolls: r.int('AGENTRY_WORKFLOW_TASK_POLLS', 1, 1, 100),
     workflowBundlePath: r.str('AGENTRY_WORKFLOW_BUNDLE'),
     llm: {
       startToCloseMs: r.int('AGENTRY_LLM_START_TO_CLOSE_MS', 600_000, 1),

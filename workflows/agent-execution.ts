@@ -3,7 +3,13 @@
 // (before the model call), then the model activity shared with direct queries. Between retrieval
 // and render, an agent whose templates hold {{prompt:...}} references plans them and runs a child
 // workflow per EXECUTE reference that missed the cache (§9.3 step 2, PC-12).
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+//
+// The shape is the shortest durable one (docs/decisions.md "One workflow task before the model
+// call"): every step before the model call is a local activity, so all of them run in the first
+// workflow task, which then schedules the model activity for eager dispatch to this worker; the
+// record is finished in the workflow task that the model's completion opens anyway. Two workflow
+// tasks per execution without references (test/integration/execution-shape.test.ts pins it).
+import { proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AgentExecutionInput, ExecutionResult, FragmentRef } from './contracts';
 import { modelActivities, withExecutionOutcome } from './llm-query';
@@ -12,16 +18,13 @@ import { retryPolicy } from './retry-policy';
 
 export async function agentExecution(input: AgentExecutionInput): Promise<ExecutionResult> {
   const { profiles } = input;
-  // Retrieval may call an embedding server (slow, rate limited): an activity. Rendering and the
-  // trace are short database steps: local activities, without a round trip through the server.
-  const options = {
+  // Local activities keep their own timeout and retry policy (an embedding server that answers
+  // 429 is retried with backoff; past a minute the SDK waits on a durable timer between attempts)
+  // and appear in history as markers, but need no server round trip each.
+  const steps = proxyLocalActivities<Pick<Activities, 'retrieveFragments' | 'renderPrompt' | 'storeTrace'>>({
     startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
     retry: retryPolicy(profiles.bookkeeping),
-  };
-  const { retrieveFragments } = proxyActivities<Pick<Activities, 'retrieveFragments'>>(options);
-  const { renderPrompt, storeTrace } =
-    proxyLocalActivities<Pick<Activities, 'renderPrompt' | 'storeTrace'>>(options);
-  const steps = { retrieveFragments, renderPrompt, storeTrace };
+  });
   const { callModel } = modelActivities(profiles);
   return withExecutionOutcome(input.executionId, profiles, async () => {
     const base = {

@@ -41,14 +41,15 @@ export async function startStack(
   });
   const logger = createLogger(options.logLevel ?? 'info', sink);
   const rt = await createRuntime(env.config, logger);
-  const temporal = await connectTemporalClient(rt);
   let connection: NativeConnection | undefined;
   let worker: WorkerHandle | undefined;
   if (options.worker !== false) {
     connection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
     worker = await startWorker(rt, connection);
   }
-  const server: Server = await startApi(rt, temporal);
+  // As in `npm start`: with a worker here, the client shares its connection and starts eagerly.
+  const temporal = await connectTemporalClient(rt, connection);
+  const server: Server = await startApi(rt, temporal, { eagerStart: worker !== undefined });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     api: new Api(url, { id: env.adminKeyId, secret: env.adminKeySecret }),
@@ -63,8 +64,7 @@ export async function startStack(
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await worker?.stop();
-      await connection?.close();
-      await temporal.connection.close();
+      await (connection ?? temporal.connection).close();
       await rt.close();
       await database.drop();
     },

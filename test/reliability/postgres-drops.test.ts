@@ -13,6 +13,8 @@ import {
   executeAgent,
   expectCleanAnswer,
   finishedRecord,
+  localActivityAttempts,
+  metricSample,
   resets,
   scriptedAnswer,
   seedAgent,
@@ -64,10 +66,18 @@ describe('reliability: PostgreSQL connections dropped', () => {
     expectCleanAnswer(stream.events, ANSWER, 1);
     expect(resets(stream.events)).toHaveLength(0);
     expect(fake.requestsFor(MODEL)).toHaveLength(1);
-    // Two attempts failed on their dropped connection; the third ran after the lock was released.
+    // Two attempts failed on their dropped connection (a database error, not one of our failure
+    // types: `other`); the third ran after the lock was released. Retrieval is a local activity.
     expect(
-      await activityRuns(TEMPORAL_ADDRESS, `execution-${stream.executionId}`, 'retrieveFragments'),
-    ).toEqual([{ attempt: 3, previousFailure: DATABASE_ERROR }]);
+      await localActivityAttempts(TEMPORAL_ADDRESS, `execution-${stream.executionId}`, 'retrieveFragments'),
+    ).toEqual([3]);
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.worker.metricsPort}/metrics`)).text();
+    expect(
+      metricSample(metrics, 'agentry_activity_failures_total', {
+        activity: 'retrieveFragments',
+        type: 'other',
+      }),
+    ).toBe(2);
     expect(await finishedRecord(stack.database.url, stream.executionId)).toEqual({
       status: 'succeeded',
       attempts: 1,

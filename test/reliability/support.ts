@@ -287,6 +287,40 @@ export async function activityRuns(
   }
 }
 
+/**
+ * The attempts that ended each run of a local activity type, from its markers (the SDK records
+ * a local activity once, when it ends, with its attempt number in plain JSON).
+ */
+export async function localActivityAttempts(
+  address: string,
+  workflowId: string,
+  activity: string,
+): Promise<number[]> {
+  const connection = await Connection.connect({ address });
+  try {
+    const history = await new TemporalClient({ connection }).workflow.getHandle(workflowId).fetchHistory();
+    return (history.events ?? []).flatMap((event) => {
+      const marker = event.markerRecordedEventAttributes;
+      const data = marker?.details?.data?.payloads?.[0]?.data;
+      if (marker?.markerName !== 'core_local_activity' || !data) return [];
+      const info = JSON.parse(Buffer.from(data).toString('utf8')) as {
+        activity_type: string;
+        attempt: number;
+      };
+      return info.activity_type === activity ? [info.attempt] : [];
+    });
+  } finally {
+    await connection.close();
+  }
+}
+
+/** One sample of a Prometheus text exposition (0 when absent). */
+export function metricSample(text: string, name: string, labels: Record<string, string>): number {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && wanted.every((w) => l.includes(w)));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
 function runsIn(history: temporal.api.history.v1.IHistory, activity: string): ActivityRun[] {
   const scheduled = new Map<string, string>();
   const runs: ActivityRun[] = [];

@@ -1,0 +1,120 @@
+// The shape of an execution's workflow (docs/decisions.md "One workflow task before the model
+// call"): every step before the model call is a local activity in the first workflow task, the
+// model call is the one activity, and the record is finished in the task its completion opens.
+// Two workflow tasks in all: a change that adds a round trip through the server fails here.
+import { temporal as proto } from '@temporalio/proto';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { answerOf, parseNdjson } from '../helpers/http';
+import { startStack, type Stack } from '../helpers/stack';
+
+const EventType = proto.api.enums.v1.EventType;
+
+let stack: Stack;
+let fake: FakeModelServer;
+let pipelineId: string;
+let llmId: string;
+
+interface Shape {
+  workflowTasks: number;
+  activities: string[];
+  localActivities: string[];
+}
+
+/** Workflow tasks, activities and local activities (in history order) of a closed execution. */
+async function shapeOf(executionId: string): Promise<Shape> {
+  const handle = stack.temporal.workflow.getHandle(`execution-${executionId}`);
+  await handle.result();
+  const events = (await handle.fetchHistory()).events ?? [];
+  const localActivities = events.flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') return [];
+    // The SDK's bookkeeping of the marker is plain JSON (ids and times; the result is encrypted).
+    const data = marker.details?.data?.payloads?.[0]?.data;
+    return [(JSON.parse(Buffer.from(data!).toString('utf8')) as { activity_type: string }).activity_type];
+  });
+  return {
+    workflowTasks: events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length,
+    activities: events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
+    localActivities,
+  };
+}
+
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+  stack = await startStack();
+  const model = await stack.api.post('/embedding_models', { name: 'hash', provider: 'hash', size: 64 });
+  const splitter = await stack.api.post('/text_splitters', {
+    name: 'lines',
+    provider: 'character',
+    parameters: { separator: '\n', chunk_size: 60, chunk_overlap: 0 },
+  });
+  const pipeline = await stack.api.post('/pipelines', {
+    name: 'kb',
+    embedding_model_id: model.body.id,
+    text_splitter_id: splitter.body.id,
+    classifications: [{ name: 'public' }],
+  });
+  pipelineId = pipeline.body.id;
+  const doc = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
+    content: 'The vault rotates credentials.\nThe cafeteria opens at eight.',
+    classification: 'public',
+  });
+  for (let i = 0; i < 300; i++) {
+    const res = await stack.api.get(`/pipelines/${pipelineId}/documents/${doc.body.id}`);
+    if (res.body.status === 'ready') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  llmId = (await stack.api.post('/llms', { name: 'fake', endpoint: fake.url, model: 'm', api_key: 'sk-x' }))
+    .body.id;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await fake?.close();
+});
+
+it('an agent execution with two retrieval placeholders and a trace: 2 workflow tasks, the model call the only activity, one retrieval per placeholder before render and trace', async () => {
+  const agent = await stack.api.post('/agents', {
+    name: 'two-contexts',
+    prompt: [
+      { role: 'system', template: 'Answer from the context.' },
+      { role: 'user', template: '{first}\n{second}\nQuestion: {question}' },
+    ],
+    placeholders: [
+      { name: 'question', type: 'query' },
+      { name: 'second', type: 'similarity', target: 'question', params: { k: 1 } },
+      { name: 'first', type: 'mmr', target: 'question', params: { k: 1, fetch_k: 2, lambda_mult: 0.5 } },
+    ],
+  });
+  expect(agent.status).toBe(201);
+  fake.script('m', { text: 'Eight o clock' });
+  const res = await stack.api.post(
+    `/agents/${agent.body.id}/execute`,
+    { prompt: { question: 'When does the cafeteria open?' }, classification: 'public', tracing: true },
+    { 'x-pipeline-id': pipelineId, 'x-llm-id': llmId },
+  );
+  expect(res.status).toBe(200);
+  expect(answerOf(parseNdjson(res.text))).toBe('Eight o clock');
+  expect(await shapeOf(res.headers.get('x-agentry-execution-id')!)).toEqual({
+    workflowTasks: 2,
+    activities: ['callModel'],
+    localActivities: [
+      'retrieveFragments',
+      'retrieveFragments',
+      'renderPrompt',
+      'storeTrace',
+      'finishExecution',
+    ],
+  });
+});
+
+it('a direct query: 2 workflow tasks, the model call, then the record', async () => {
+  fake.script('m', { text: 'Hello' });
+  const res = await stack.api.post(`/llms/${llmId}/query`, { messages: [{ role: 'user', content: 'Hi' }] });
+  expect(res.status).toBe(200);
+  expect(await shapeOf(res.headers.get('x-agentry-execution-id')!)).toEqual({
+    workflowTasks: 2,
+    activities: ['callModel'],
+    localActivities: ['finishExecution'],
+  });
+});
