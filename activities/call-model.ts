@@ -12,6 +12,7 @@ import type { RelayEvent } from '../domain/stream-events';
 import { ModelClients } from '../infra/model-clients';
 import type { Relay } from '../infra/relay';
 import { FailureType, type CallModelInput, type CallModelResult, type Usage } from '../workflows/contracts';
+import { DeltaBatcher } from './delta-batcher';
 import { classifyModelError } from './failures';
 
 export interface CallModelDeps {
@@ -110,6 +111,7 @@ export function createCallModel(deps: CallModelDeps) {
     // The attempt is recorded while the model is asked, not before: it is awaited before the
     // answer counts, so a record that cannot be written still fails (and retries) the attempt.
     const attemptRecorded = deps.executions.recordAttempt(input.executionId, attempt);
+    const deltas = new DeltaBatcher(attempt, (event) => publish(input.executionId, event));
     attemptRecorded.catch(() => undefined);
     try {
       const client = clients.get(llm.endpoint, llm.apiKey);
@@ -120,12 +122,12 @@ export function createCallModel(deps: CallModelDeps) {
       );
       await relay({ type: 'start', attempt });
       let text = '';
-      let deltas = 0;
       let usage: Usage | undefined;
       for await (const event of stream) {
         if (event.type === 'response.output_text.delta') {
           text += event.delta;
-          await relay({ type: 'delta', attempt, text: event.delta, n: ++deltas });
+          armProgressTimer();
+          deltas.push(event.delta);
         } else if (event.type === 'response.completed') {
           usage = {
             input_tokens: event.response.usage?.input_tokens ?? 0,
@@ -150,6 +152,9 @@ export function createCallModel(deps: CallModelDeps) {
           details: [{ message: 'stream ended before response.completed' }],
         });
       }
+      // The rest of the answer reaches the relay; that wait is not the model's silence.
+      clearTimeout(progressTimer);
+      await deltas.flush();
       await attemptRecorded;
       const answer: StoredAnswer = { text, usage };
       await deps.executions.putPayload(answerId, input.executionId, 'answer', answer);
@@ -166,6 +171,8 @@ export function createCallModel(deps: CallModelDeps) {
       }
       throw classifyModelError(err);
     } finally {
+      // Deltas received before a failure are out before the attempt reports it.
+      await deltas.settled();
       clearInterval(heartbeat);
       clearTimeout(progressTimer);
       ctx.cancellationSignal.removeEventListener('abort', onCancel);

@@ -43,10 +43,13 @@ export function createRenderPrompt(deps: RenderDeps) {
     ]);
     if (!version || !request) throw gone();
     const inserted = new Map<string, string>(Object.entries(request.values));
-    for (const [name, refs] of Object.entries(input.retrievals)) {
-      const fragments = await deps.fragments.byIds(refs.map((r) => r.id));
-      inserted.set(name, fragments.map((f) => f.page_content).join('\n'));
-    }
+    const retrieved = await Promise.all(
+      Object.entries(input.retrievals).map(async ([name, refs]) => {
+        const fragments = await deps.fragments.byIds(refs.map((r) => r.id));
+        return [name, fragments.map((f) => f.page_content).join('\n')] as const;
+      }),
+    );
+    for (const [name, text] of retrieved) inserted.set(name, text);
     // PC-12: references were planned before rendering; EXECUTE slots hold the children's answers.
     const plan = input.planPayloadId
       ? await deps.executions.getPayload<StoredPlan>(input.planPayloadId)
@@ -84,13 +87,15 @@ export function createRenderPrompt(deps: RenderDeps) {
     }
     checkRenderedSize(messages);
     // PV-6: the record keeps the instant and the names of the variables resolved, no text.
-    await deps.executions.recordDetails(input.executionId, {
-      variables_instant: new Date(input.nowMs),
-      variables_resolved: [...new Set([...vars.resolvedNames(), ...(plan?.variablesResolved ?? [])])],
-    });
     const id = renderedPayloadId(input.executionId);
     const content: ModelRequestContent = { messages };
-    await deps.executions.putPayload(id, input.executionId, 'rendered', content);
+    await Promise.all([
+      deps.executions.recordDetails(input.executionId, {
+        variables_instant: new Date(input.nowMs),
+        variables_resolved: [...new Set([...vars.resolvedNames(), ...(plan?.variablesResolved ?? [])])],
+      }),
+      deps.executions.putPayload(id, input.executionId, 'rendered', content),
+    ]);
     return { renderedPayloadId: id };
   };
 }
