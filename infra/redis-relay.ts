@@ -1,11 +1,12 @@
 // The relay on Redis Streams (SPEC §9.6): one stream per execution, encrypted entries. Appends
 // and non-blocking reads go through the shared client; readers that must wait share one
 // blocking connection (infra/stream-multiplexer.ts).
-import type { RelayEvent } from '../domain/stream-events';
+import { isTerminal, type RelayEvent } from '../domain/stream-events';
 import type { KeyRing } from './crypto';
 import type { Logger } from './logger';
 import { outlastingOutage, type RedisClient } from './redis-client';
-import { RELAY_TTL_MS, relayKey, type Relay, type RelayEntry } from './relay';
+import { RelayExpiry } from './relay-expiry';
+import { relayKey, type Relay, type RelayEntry } from './relay';
 import { rawEntries, StreamMultiplexer, type RawEntry } from './stream-multiplexer';
 
 /** How long a publish or read waits for an unreachable Redis (a restart) before it fails. */
@@ -15,6 +16,7 @@ const RESENT_LOOKBACK = 100;
 
 export class RedisRelay implements Relay {
   private readonly multiplexer: StreamMultiplexer;
+  private readonly expiry = new RelayExpiry();
 
   constructor(
     private readonly redis: RedisClient,
@@ -30,17 +32,22 @@ export class RedisRelay implements Relay {
     const key = relayKey(this.prefix, executionId);
     // Unique (random IV): a retried append can tell whether its lost reply hid a stored entry.
     const data = this.keyring.encryptJson('relay', event).toString('base64');
+    const terminal = isTerminal(event);
+    const ttlMs = this.expiry.due(executionId, terminal);
     // A Redis restart must cost neither a model call nor the client's stream.
-    return outlastingOutage(async (again) => {
+    const id = await outlastingOutage(async (again) => {
       if (again) {
         const tail = await this.redis.xRevRange(key, '+', '-', { COUNT: RESENT_LOOKBACK });
         // Found: the lost reply was of a MULTI, so its PEXPIRE was applied with the entry.
         const stored = (tail ?? []).find((entry) => entry.message.d === data);
         if (stored) return stored.id;
       }
-      const [added] = await this.redis.multi().xAdd(key, '*', { d: data }).pExpire(key, RELAY_TTL_MS).exec();
+      if (ttlMs === undefined) return this.redis.xAdd(key, '*', { d: data });
+      const [added] = await this.redis.multi().xAdd(key, '*', { d: data }).pExpire(key, ttlMs).exec();
       return String(added);
     }, this.outageToleranceMs);
+    if (ttlMs !== undefined) this.expiry.set(executionId, terminal);
+    return id;
   }
 
   async read(executionId: string, afterId: string, blockMs: number): Promise<RelayEntry[]> {

@@ -1,13 +1,14 @@
 // SPEC §9.6 on a real Redis: waiting readers of many executions share one blocking connection,
-// each gets exactly its own entries, and a reader arriving while that connection is blocked is
-// not kept waiting for the block period.
+// each gets exactly its own entries, a reader arriving while that connection is blocked is not
+// kept waiting for the block period, and a stream's expiry follows its first and terminal events.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { KeyRing } from '../../infra/crypto';
 import { createLogger } from '../../infra/logger';
 import { watchConnection, type RedisClient } from '../../infra/redis-client';
 import { RedisRelay } from '../../infra/redis-relay';
-import { RELAY_START } from '../../infra/relay';
+import { RELAY_START, RELAY_TTL_MS, relayKey } from '../../infra/relay';
+import { REFRESH_MS } from '../../infra/relay-expiry';
 import { REDIS_URL } from '../helpers/services';
 
 const keyring = new KeyRing('relay-integration-test-secret-0123456789');
@@ -85,5 +86,23 @@ describe('§9.6 relay readers share one blocking connection', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     await other.close();
     expect(await waiting).toEqual([]);
+  });
+});
+
+describe('§9.6 relay stream expiry on Redis', () => {
+  it('§9.6: the first event sets 1 h plus the refresh period, deltas leave it, the terminal event sets 1 h', async () => {
+    const id = randomUUID();
+    const key = relayKey(prefix, id);
+    await relay.publish(id, { type: 'start', attempt: 1 });
+    const afterFirst = await redis.pTTL(key);
+    expect(afterFirst).toBeGreaterThan(RELAY_TTL_MS + REFRESH_MS - 60_000);
+    await redis.pExpire(key, RELAY_TTL_MS + REFRESH_MS + 5000);
+    await relay.publish(id, { type: 'delta', attempt: 1, text: 'a', n: 1 });
+    // Untouched by the delta: still the value set just above.
+    expect(await redis.pTTL(key)).toBeGreaterThan(RELAY_TTL_MS + REFRESH_MS);
+    await relay.publish(id, { type: 'done', attempt: 1, usage: { input_tokens: 1, output_tokens: 1 } });
+    const afterDone = await redis.pTTL(key);
+    expect(afterDone).toBeLessThanOrEqual(RELAY_TTL_MS);
+    expect(afterDone).toBeGreaterThan(RELAY_TTL_MS - 60_000);
   });
 });

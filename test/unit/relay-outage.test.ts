@@ -1,5 +1,5 @@
 // §9.6: the Redis relay outlasts a Redis outage (a restart) without losing or duplicating an
-// event. Against a stub of the node-redis client
+// event, and sets a stream's expiry only when it has to. Against a stub of the node-redis client
 // whose replies can be lost after the command was applied, which a real restart does only by
 // chance (test/reliability/redis-restart.test.ts restarts a real one). The errors are node-redis's
 // own classes, as the client throws them.
@@ -8,7 +8,8 @@ import { KeyRing } from '../../infra/crypto';
 import { createLogger } from '../../infra/logger';
 import type { RedisClient } from '../../infra/redis-client';
 import { RedisRelay } from '../../infra/redis-relay';
-import { RELAY_START } from '../../infra/relay';
+import { RELAY_START, RELAY_TTL_MS } from '../../infra/relay';
+import { REFRESH_MS } from '../../infra/relay-expiry';
 
 type Fault = 'offline' | 'reply-lost';
 type Entry = { id: string; message: { d: string } };
@@ -123,5 +124,41 @@ describe('§9.6 relay during a Redis outage', () => {
     await relay.publish('e1', { type: 'start', attempt: 1 });
     await relay.publish('e1', { type: 'delta', attempt: 1, text: 'a' });
     expect(redis.entries).toHaveLength(2);
+  });
+});
+
+describe('§9.6 relay stream expiry', () => {
+  it('§9.6: the expiry is set with the first event and the terminal one, not with every delta', async () => {
+    const redis = new FlakyRedis();
+    const relay = relayOn(redis);
+    await relay.publish('e1', { type: 'start', attempt: 1 });
+    for (let n = 1; n <= 5; n++) await relay.publish('e1', { type: 'delta', attempt: 1, text: 'x', n });
+    await relay.publish('e1', { type: 'done', attempt: 1, usage: { input_tokens: 1, output_tokens: 5 } });
+    // First event: 1 h plus the refresh period, so that any later event is ≥ 1 h from expiry.
+    expect(redis.expiries).toEqual([RELAY_TTL_MS + REFRESH_MS, RELAY_TTL_MS]);
+    expect(redis.entries).toHaveLength(7);
+
+    await relay.publish('e2', { type: 'error', status: 499, detail: 'cancelled' });
+    expect(redis.expiries).toEqual([RELAY_TTL_MS + REFRESH_MS, RELAY_TTL_MS, RELAY_TTL_MS]);
+  });
+
+  it('§9.6: a stream that outlives the refresh period gets its expiry set again; a failed publish does not count as set', async () => {
+    jest.useFakeTimers({ now: Date.now(), doNotFake: ['setImmediate', 'nextTick'] });
+    try {
+      const redis = new FlakyRedis();
+      const relay = relayOn(redis, 0);
+      redis.faults = ['offline'];
+      await expect(relay.publish('e1', { type: 'start', attempt: 1 })).rejects.toBeInstanceOf(
+        ClientOfflineError,
+      );
+      await relay.publish('e1', { type: 'delta', attempt: 1, text: 'a', n: 1 });
+      await relay.publish('e1', { type: 'delta', attempt: 1, text: 'b', n: 2 });
+      expect(redis.expiries).toHaveLength(1);
+      jest.setSystemTime(Date.now() + REFRESH_MS);
+      await relay.publish('e1', { type: 'delta', attempt: 1, text: 'c', n: 3 });
+      expect(redis.expiries).toEqual([RELAY_TTL_MS + REFRESH_MS, RELAY_TTL_MS + REFRESH_MS]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
