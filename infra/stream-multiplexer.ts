@@ -35,6 +35,12 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
+/** An XREAD in flight: its streams and the id of the connection it blocks. */
+interface Flight {
+  keys: Set<string>;
+  clientId: Promise<number>;
+}
+
 /** Longest single XREAD: readers time out by themselves, this only bounds an idle wait. */
 const LOOP_BLOCK_MS = 1000;
 const OUTAGE_RETRY_MS = 250;
@@ -45,8 +51,8 @@ export class StreamMultiplexer {
   private connection: { client: RedisClient; ready: Promise<unknown> } | undefined;
   private running = false;
   private closed = false;
-  /** Streams and connection id of the XREAD in flight, if any. */
-  private inFlight: { keys: Set<string>; clientId: number | undefined } | undefined;
+  /** The XREAD in flight, if any. */
+  private inFlight: Flight | undefined;
   private waking = false;
 
   constructor(
@@ -104,33 +110,31 @@ export class StreamMultiplexer {
     this.running = true;
     try {
       while (this.waiting.size > 0 && !this.closed) {
-        // Per stream the lowest cursor of its readers: each reader then keeps what is after its own.
-        const streams = [...this.waiting].map(([key, set]) => ({
-          key,
-          id: [...set].map((w) => w.afterId).reduce((a, b) => (compareEntryIds(a, b) <= 0 ? a : b)),
-        }));
-        const flight = {
-          keys: new Set(streams.map((s) => s.key)),
-          clientId: undefined as number | undefined,
-        };
-        this.inFlight = flight;
+        let flight: Flight | undefined;
         try {
           const conn = await this.blockingConnection();
-          // CLIENT ID goes out just before the XREAD on the same connection: no extra round trip,
-          // and the id stays right across reconnections.
+          // Per stream the lowest cursor of its readers: each keeps what follows its own.
+          const streams = [...this.waiting].map(([key, set]) => ({
+            key,
+            id: [...set].map((w) => w.afterId).reduce((a, b) => (compareEntryIds(a, b) <= 0 ? a : b)),
+          }));
+          // CLIENT ID goes out with the XREAD on the same connection: no extra round trip, and
+          // the id is right across reconnections. Its reply means the XREAD reached Redis.
+          flight = { keys: new Set(streams.map((s) => s.key)), clientId: conn.clientId() };
+          this.inFlight = flight;
           const [, reply] = await Promise.all([
-            conn.clientId().then((id) => (flight.clientId = id)),
+            flight.clientId,
             conn.xRead(streams, { BLOCK: LOOP_BLOCK_MS }),
           ]);
+          this.inFlight = undefined;
           this.dispatch(reply);
         } catch (err) {
+          this.inFlight = undefined;
           if (this.closed) break;
           if (isRedisOutage(err)) await sleep(OUTAGE_RETRY_MS);
           else
-            for (const key of flight.keys)
+            for (const key of flight?.keys ?? [...this.waiting.keys()])
               for (const w of this.waiting.get(key) ?? []) this.settle(w, err as Error);
-        } finally {
-          this.inFlight = undefined;
         }
       }
     } finally {
@@ -156,7 +160,10 @@ export class StreamMultiplexer {
         const flight = this.inFlight;
         // Nothing in flight: the loop's next XREAD includes every waiting reader.
         if (!flight || [...this.waiting.keys()].every((key) => flight.keys.has(key))) return;
-        if (flight.clientId !== undefined && (await this.client.clientUnblock(flight.clientId)) === 1) return;
+        const clientId = await flight.clientId;
+        if (this.inFlight !== flight) continue;
+        if ((await this.client.clientUnblock(clientId)) === 1) return;
+        // 0: that XREAD is returning by itself, or (rarely) was not processed yet: look again.
         await new Promise((resolve) => setImmediate(resolve));
       }
     } catch {
