@@ -4,7 +4,6 @@ import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { failureConverterPath } from './infra/failure-converter';
-import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiKeyStore } from './db/api-key-store';
 import { AgentStore } from './db/agent-store';
@@ -25,7 +24,10 @@ import { KeyRing } from './infra/crypto';
 import { temporalClientInterceptors } from './infra/telemetry';
 import type { Logger } from './infra/logger';
 import { EncryptionCodec } from './infra/payload-codec';
-import { MemoryRelay, RedisRelay, type Relay } from './infra/relay';
+import { MemoryRelay } from './infra/memory-relay';
+import { connectRedis, type RedisClient } from './infra/redis-client';
+import { RedisRelay } from './infra/redis-relay';
+import type { Relay } from './infra/relay';
 import { MemoryTraceStore, RedisTraceStore, type TraceStore } from './infra/trace-store';
 import type { ExecutionProfiles, IngestionProfile } from './workflows/contracts';
 
@@ -35,7 +37,7 @@ export interface Runtime {
   keyring: KeyRing;
   codec: EncryptionCodec;
   db: Knex;
-  redis: Redis | undefined;
+  redis: RedisClient | undefined;
   relay: Relay;
   traces: TraceStore;
   failureLimiter: RateLimiterAbstract;
@@ -63,8 +65,11 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const keyring = new KeyRing(config.applicationSecret, config.applicationSecretPrevious);
   const db = createKnex(config.databaseUrl, config.dbPoolMax);
   await migrate(db);
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
-  const relay: Relay = redis ? new RedisRelay(redis, keyring, config.redisPrefix) : new MemoryRelay(keyring);
+  // One shared client; connected before anything uses it (infra/redis-client.ts).
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+  const relay: Relay = redis
+    ? new RedisRelay(redis, keyring, config.redisPrefix, logger)
+    : new MemoryRelay(keyring);
   const traces: TraceStore = redis
     ? new RedisTraceStore(redis, keyring, config.redisPrefix)
     : new MemoryTraceStore(keyring);
@@ -74,7 +79,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     duration: config.authFailureWindowSeconds,
   };
   const failureLimiter = redis
-    ? new RateLimiterRedis({ ...limiterOptions, storeClient: redis })
+    ? new RateLimiterRedis({ ...limiterOptions, storeClient: redis, useRedisPackage: true })
     : new RateLimiterMemory(limiterOptions);
   const apiKeys = new ApiKeyStore(db);
   const documents = new DocumentStore(db, keyring);
@@ -113,7 +118,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     ingestion: config.ingestion,
     async close() {
       await relay.close();
-      redis?.disconnect();
+      await redis?.close();
       await db.destroy();
     },
   };

@@ -18,8 +18,8 @@ import type { PromptStore } from '../db/prompt-store';
 import type { ChainStore } from '../db/chain-store';
 import type { RoutingPolicyStore } from '../db/routing-policy-store';
 import type { ExecuteCache } from '../infra/execute-cache';
-import type { Redis } from 'ioredis';
 import type { KeyRing } from '../infra/crypto';
+import type { RedisClient } from '../infra/redis-client';
 import type { EncryptionCodec } from '../infra/payload-codec';
 import type { Config } from '../infra/config';
 import { createIdempotencyStore } from '../infra/idempotency-store';
@@ -85,7 +85,7 @@ export interface AppDeps {
   readiness: Record<string, () => Promise<unknown>>;
   extraMetrics?: () => Promise<string>;
   /** Shared Redis (absent in the embedded quick start) and its key prefix: idempotency keys (DX-4). */
-  redis: Redis | undefined;
+  redis: RedisClient | undefined;
   config: Pick<Config, 'redisPrefix' | 'contentRetentionSeconds'>;
 }
 

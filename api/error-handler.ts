@@ -3,6 +3,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import { AgentryError, NotFound, TooManyRequests, Unavailable } from '../domain/errors';
+import { isRedisUnavailable } from '../infra/redis-client';
 
 const STATUS: Record<string, number> = {
   invalid_input: 400,
@@ -81,8 +82,7 @@ export function isDependencyFailure(err: unknown): boolean {
     UNAVAILABLE_CODES.has(code) ||
     code.startsWith('08') ||
     name === 'KnexTimeoutError' ||
-    name === 'MaxRetriesPerRequestError' ||
-    message === 'Connection is closed.' ||
+    isRedisUnavailable(err) ||
     (name === 'ServiceError' && /UNAVAILABLE|DEADLINE_EXCEEDED/.test(message)) ||
     name === 'TransportError'
   );

@@ -18,6 +18,9 @@ export type RelayEvent =
   | { type: 'done'; attempt: number; usage: Usage; extra?: Record<string, unknown> }
   | { type: 'error'; status: number; detail: string };
 
+/** `done` and `error` end a stream (SPEC §9.5): nothing a client sees follows them. */
+export const isTerminal = (event: RelayEvent): boolean => event.type === 'done' || event.type === 'error';
+
 /** What clients receive. */
 export type ClientEvent =
   | { type: 'delta'; seq: number; attempt: number; text: string }

@@ -2,7 +2,7 @@
 // twice the limit can pass across a window boundary), shared by every API replica through Redis
 // (rate-limiter-flexible), in memory for the quick start.
 // A chain's limit is fixed when it is stored, so one limiter per distinct limit suffices.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client';
 import {
   RateLimiterMemory,
   RateLimiterRedis,
@@ -18,14 +18,14 @@ export interface ChainRateLimiter {
   giveBack(chainId: string, perMinute: number): Promise<void>;
 }
 
-export function createChainRateLimiter(redis: Redis | undefined, prefix: string): ChainRateLimiter {
+export function createChainRateLimiter(redis: RedisClient | undefined, prefix: string): ChainRateLimiter {
   const limiters = new Map<number, RateLimiterAbstract>();
   const limiterFor = (points: number): RateLimiterAbstract => {
     let limiter = limiters.get(points);
     if (!limiter) {
       const options = { keyPrefix: `${prefix}chain-rate-${points}`, points, duration: 60 };
       limiter = redis
-        ? new RateLimiterRedis({ ...options, storeClient: redis })
+        ? new RateLimiterRedis({ ...options, storeClient: redis, useRedisPackage: true })
         : new RateLimiterMemory(options);
       limiters.set(points, limiter);
     }

@@ -2,7 +2,8 @@
 // `prompt:execute:{promptId}:{hash}:depth{N}`, cleared when the prompt is saved, with hit/miss
 // counters for GET /api/v1/cache/stats. Answers are content: stored encrypted (SPEC §17).
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { RESP_TYPES } from 'redis';
+import type { RedisClient } from './redis-client';
 import type { KeyRing } from './crypto';
 
 export interface CachedAnswer {
@@ -45,50 +46,45 @@ const statsOf = (hits: number, misses: number, entries: number): CacheStats => (
 
 export class RedisExecuteCache implements ExecuteCache {
   private readonly statsKey: string;
+  /** The same connection, replying with Buffers: answers are stored as raw ciphertext. */
+  private readonly binary;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyring: KeyRing,
     private readonly ttlSeconds: number,
     private readonly prefix = '',
   ) {
     this.statsKey = `${prefix}prompt:execute-stats`;
+    this.binary = redis.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
   }
 
   async get(key: string): Promise<CachedAnswer | null> {
-    const raw = await this.redis.getBuffer(this.prefix + key);
-    await this.redis.hincrby(this.statsKey, raw ? 'hits' : 'misses', 1);
+    const raw = await this.binary.get(this.prefix + key);
+    await this.redis.hIncrBy(this.statsKey, raw ? 'hits' : 'misses', 1);
     return raw ? this.keyring.decryptJson<CachedAnswer>('content', raw) : null;
   }
 
   async set(key: string, value: CachedAnswer): Promise<void> {
-    await this.redis.set(
-      this.prefix + key,
-      this.keyring.encryptJson('content', value),
-      'EX',
-      this.ttlSeconds,
-    );
+    await this.redis.set(this.prefix + key, this.keyring.encryptJson('content', value), {
+      expiration: { type: 'EX', value: this.ttlSeconds },
+    });
   }
 
   private async keys(pattern: string): Promise<string[]> {
     const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      found.push(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    for await (const keys of this.redis.scanIterator({ MATCH: pattern, COUNT: 500 })) found.push(...keys);
     return found;
   }
 
   async clearPrompt(promptId: string): Promise<void> {
     const keys = await this.keys(`${this.prefix}prompt:execute:${promptId}:*`);
-    if (keys.length > 0) await this.redis.del(...keys);
+    if (keys.length > 0) await this.redis.del(keys);
   }
 
   async stats(): Promise<CacheStats> {
     const [counters, keys] = await Promise.all([
-      this.redis.hgetall(this.statsKey),
+      this.redis.hGetAll(this.statsKey),
       this.keys(`${this.prefix}prompt:execute:*:depth*`),
     ]);
     return statsOf(Number(counters.hits ?? 0), Number(counters.misses ?? 0), keys.length);

@@ -1,7 +1,7 @@
 // Idempotency keys (SPEC §15 DX-4): one small value per key with an expiry, claimed atomically so
 // that two concurrent requests with the same key start one execution. Redis (SET NX, and Lua
 // compare-and-set / compare-and-delete) in production; an in-process map for the quick start.
-import type { Redis } from 'ioredis';
+import { outlastingOutage, type RedisClient } from './redis-client';
 
 export interface IdempotencyStore {
   /** Stores `value` under `key` unless the key is held: null when claimed, else the value held. */
@@ -17,9 +17,12 @@ const REPLACE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then
 const DELETE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1]) end return 0`;
 
+/** A claim outlasts a dropped connection (a reconnect takes well under a second), not an outage. */
+const CLAIM_OUTAGE_MS = 2000;
+
 export class RedisIdempotencyStore implements IdempotencyStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -29,9 +32,16 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
     // SET NX then GET: a key that expired in between is simply claimed on the next round.
+    const set = { expiration: { type: 'PX', value: ttlMs }, condition: 'NX' } as const;
     for (;;) {
-      if ((await this.redis.set(this.key(key), value, 'PX', ttlMs, 'NX')) === 'OK') return null;
-      const held = await this.redis.get(this.key(key));
+      // node-redis never resends a command whose reply was lost: sent again here, after a
+      // reconnection, it finds the key held by our own value if the first one was applied.
+      const claimed = await outlastingOutage(
+        () => this.redis.set(this.key(key), value, set),
+        CLAIM_OUTAGE_MS,
+      );
+      if (claimed === 'OK') return null;
+      const held = await outlastingOutage(() => this.redis.get(this.key(key)), CLAIM_OUTAGE_MS);
       // Our own value: a resent SET NX whose first reply was lost had already claimed the key.
       if (held === value) return null;
       if (held !== null) return held;
@@ -39,11 +49,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async replace(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.eval(REPLACE_IF, 1, this.key(key), expected, value, ttlMs)) === 1;
+    const args = { keys: [this.key(key)], arguments: [expected, value, String(ttlMs)] };
+    return (await this.redis.eval(REPLACE_IF, args)) === 1;
   }
 
   async release(key: string, expected: string): Promise<void> {
-    await this.redis.eval(DELETE_IF, 1, this.key(key), expected);
+    await this.redis.eval(DELETE_IF, { keys: [this.key(key)], arguments: [expected] });
   }
 }
 
@@ -78,5 +89,5 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
-export const createIdempotencyStore = (redis: Redis | undefined, prefix: string): IdempotencyStore =>
+export const createIdempotencyStore = (redis: RedisClient | undefined, prefix: string): IdempotencyStore =>
   redis ? new RedisIdempotencyStore(redis, prefix) : new MemoryIdempotencyStore();

@@ -1,6 +1,6 @@
 // Execution traces (SPEC §11, TR-1..4): encrypted, with a TTL from the execution, readable only by
 // the API key that ran it. Redis in production, in-process for the quick start.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client';
 import type { KeyRing } from './crypto';
 
 export interface TraceStore {
@@ -16,7 +16,7 @@ interface Envelope {
 
 export class RedisTraceStore implements TraceStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyring: KeyRing,
     private readonly prefix: string,
   ) {}
@@ -27,12 +27,9 @@ export class RedisTraceStore implements TraceStore {
 
   async put(traceId: string, ownerKeyId: string, trace: unknown, ttlSeconds: number): Promise<void> {
     const envelope: Envelope = { owner: ownerKeyId, trace };
-    await this.redis.set(
-      this.key(traceId),
-      this.keyring.encryptJson('trace', envelope).toString('base64'),
-      'EX',
-      ttlSeconds,
-    );
+    await this.redis.set(this.key(traceId), this.keyring.encryptJson('trace', envelope).toString('base64'), {
+      expiration: { type: 'EX', value: ttlSeconds },
+    });
   }
 
   async get(traceId: string, keyId: string): Promise<unknown> {

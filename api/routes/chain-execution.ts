@@ -20,7 +20,7 @@ import {
 import { createChainRateLimiter } from '../../infra/chain-rate-limiter';
 import type { KeyRing } from '../../infra/crypto';
 import type { Config } from '../../infra/config';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis-client';
 import {
   CHAIN_GUARDRAIL_MESSAGE,
   type ChainExecutionInput,
@@ -42,7 +42,7 @@ export type ChainExecutionDeps = {
   prompts: PromptStore;
   keyring: KeyRing;
   defaultLlmId: string | undefined;
-  redis: Redis | undefined;
+  redis: RedisClient | undefined;
   config: Pick<Config, 'redisPrefix' | 'contentRetentionSeconds'>;
 } & StartExecutionDeps &
   IdempotencyDeps;

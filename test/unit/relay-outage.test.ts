@@ -1,17 +1,25 @@
 // §9.6: the Redis relay outlasts a Redis outage (a restart) without losing or duplicating an
-// event. Against a stub Redis whose replies can be lost after the command was applied, which a
-// real restart does only by chance (test/reliability/redis-restart.test.ts restarts a real one).
-import type { Redis } from 'ioredis';
+// event, and sets a stream's expiry only when it has to. Against a stub of the node-redis client
+// whose replies can be lost after the command was applied, which a real restart does only by
+// chance (test/reliability/redis-restart.test.ts restarts a real one). The errors are node-redis's
+// own classes, as the client throws them.
+import { ClientOfflineError, ErrorReply, SocketClosedUnexpectedlyError } from 'redis';
 import { KeyRing } from '../../infra/crypto';
-import { RedisRelay, RELAY_START } from '../../infra/relay';
+import { createLogger } from '../../infra/logger';
+import type { RedisClient } from '../../infra/redis-client';
+import { RedisRelay } from '../../infra/redis-relay';
+import { RELAY_START, RELAY_TTL_MS } from '../../infra/relay';
+import { REFRESH_MS } from '../../infra/relay-expiry';
 
-type Fault = 'refused' | 'reply-lost';
+type Fault = 'offline' | 'reply-lost';
+type Entry = { id: string; message: { d: string } };
 
 /** An in-memory Redis stream with scripted connection faults for the next calls. */
 class FlakyRedis {
-  entries: [string, string[]][] = [];
+  entries: Entry[] = [];
   faults: Fault[] = [];
   calls = 0;
+  expiries: number[] = [];
   private counter = 0;
 
   private fault(): Fault | undefined {
@@ -19,48 +27,53 @@ class FlakyRedis {
     return this.faults.shift();
   }
 
+  private append(data: string): string {
+    const id = `${Date.now()}-${this.counter++}`;
+    this.entries.push({ id, message: { d: data } });
+    return id;
+  }
+
+  async xAdd(_key: string, _id: string, fields: { d: string }): Promise<string> {
+    const fault = this.fault();
+    if (fault === 'offline') throw new ClientOfflineError();
+    const id = this.append(fields.d);
+    if (fault === 'reply-lost') throw new SocketClosedUnexpectedlyError();
+    return id;
+  }
+
   multi() {
-    const ops: { data?: string } = {};
+    const ops: { data?: string; ttl?: number } = {};
     const chain = {
-      xadd: (_key: string, _id: string, _field: string, data: string) => ((ops.data = data), chain),
-      pexpire: () => chain,
+      xAdd: (_key: string, _id: string, fields: { d: string }) => ((ops.data = fields.d), chain),
+      pExpire: (_key: string, ttl: number) => ((ops.ttl = ttl), chain),
       exec: async () => {
         const fault = this.fault();
-        if (fault === 'refused') throw new Error('Connection is closed.');
-        const id = `${Date.now()}-${this.counter++}`;
-        this.entries.push([id, ['d', ops.data!]]);
-        if (fault === 'reply-lost') throw new Error('Reached the max retries per request limit');
-        return [
-          [null, id],
-          [null, 1],
-        ];
+        if (fault === 'offline') throw new ClientOfflineError();
+        const id = this.append(ops.data!);
+        this.expiries.push(ops.ttl!);
+        if (fault === 'reply-lost') throw new SocketClosedUnexpectedlyError();
+        return [id, 1];
       },
     };
     return chain;
   }
 
-  async xrevrange(): Promise<[string, string[]][]> {
-    if (this.fault() === 'refused') throw new Error('Connection is closed.');
+  async xRevRange(): Promise<Entry[]> {
+    if (this.fault() === 'offline') throw new ClientOfflineError();
     return [...this.entries].reverse();
   }
 
-  async xread(...args: unknown[]): Promise<unknown> {
-    if (this.fault() === 'refused') throw new Error('Connection is closed.');
-    const after = String(args[args.length - 1]);
-    const found = this.entries.filter(([id]) => after === RELAY_START || id > after);
-    return found.length > 0 ? [['key', found]] : null;
+  async xRead(stream: { key: string; id: string }): Promise<unknown> {
+    if (this.fault() === 'offline') throw new ClientOfflineError();
+    const found = this.entries.filter(({ id }) => stream.id === RELAY_START || id > stream.id);
+    return found.length > 0 ? [{ name: stream.key, messages: found }] : null;
   }
-
-  duplicate(): this {
-    return this;
-  }
-
-  disconnect(): void {}
 }
 
 const keyring = new KeyRing('relay-outage-test-secret-0123456789abcdef');
+const logger = createLogger('silent');
 const relayOn = (redis: FlakyRedis, toleranceMs = 5000): RedisRelay =>
-  new RedisRelay(redis as unknown as Redis, keyring, 'test:', toleranceMs);
+  new RedisRelay(redis as unknown as RedisClient, keyring, 'test:', logger, toleranceMs);
 
 describe('§9.6 relay during a Redis outage', () => {
   it('§9.6: an append whose reply was lost is found on retry, not appended twice; the reader sees it once', async () => {
@@ -68,33 +81,84 @@ describe('§9.6 relay during a Redis outage', () => {
     const relay = relayOn(redis);
     redis.faults = ['reply-lost'];
     const id = await relay.publish('e1', { type: 'delta', attempt: 1, text: 'once' });
-    expect(redis.entries.map(([entryId]) => entryId)).toEqual([id]);
+    expect(redis.entries.map((e) => e.id)).toEqual([id]);
     const read = await relay.read('e1', RELAY_START, 0);
     expect(read.map((e) => e.event)).toEqual([{ type: 'delta', attempt: 1, text: 'once' }]);
   });
 
-  it('§9.6: appends and reads refused while Redis is down are retried until it is back, in order', async () => {
+  it('§9.6: appends and reads refused while the client is offline are retried until it is back, in order', async () => {
     const redis = new FlakyRedis();
     const relay = relayOn(redis);
-    redis.faults = ['refused', 'refused', 'refused'];
+    redis.faults = ['offline', 'offline', 'offline'];
     await relay.publish('e1', { type: 'start', attempt: 1 });
     await relay.publish('e1', { type: 'delta', attempt: 1, text: 'a' });
-    redis.faults = ['refused', 'refused'];
+    redis.faults = ['offline', 'offline'];
     const read = await relay.read('e1', RELAY_START, 0);
     expect(read.map((e) => e.event.type)).toEqual(['start', 'delta']);
   });
 
-  it('§9.6: a command Redis refuses (a reply error) fails at once; an outage longer than the tolerance fails', async () => {
-    const redis = new FlakyRedis();
-    const wrongType = Object.assign(new Error('WRONGTYPE Operation against a key'), { name: 'ReplyError' });
-    redis.multi = () => {
-      throw wrongType;
-    };
-    await expect(relayOn(redis).publish('e1', { type: 'start', attempt: 1 })).rejects.toBe(wrongType);
+  it('§9.6: a command Redis refuses (an ErrorReply) or a bug fails at once; an outage longer than the tolerance fails', async () => {
+    for (const refusal of [new ErrorReply('WRONGTYPE Operation against a key'), new TypeError('bug')]) {
+      const redis = new FlakyRedis();
+      redis.multi = () => {
+        throw refusal;
+      };
+      await expect(relayOn(redis).publish('e1', { type: 'start', attempt: 1 })).rejects.toBe(refusal);
+    }
 
     const down = new FlakyRedis();
-    down.faults = Array<Fault>(1000).fill('refused');
-    await expect(relayOn(down, 300).read('e1', RELAY_START, 0)).rejects.toThrow('Connection is closed.');
+    down.faults = Array<Fault>(1000).fill('offline');
+    await expect(relayOn(down, 300).read('e1', RELAY_START, 0)).rejects.toBeInstanceOf(ClientOfflineError);
     expect(down.calls).toBeGreaterThan(1);
+  });
+
+  it('§9.6: a loading Redis (LOADING reply after a restart) is waited for like an outage', async () => {
+    const redis = new FlakyRedis();
+    const xAdd = redis.xAdd.bind(redis);
+    let loading = 2;
+    redis.xAdd = async (...args) => {
+      if (loading-- > 0) throw new ErrorReply('LOADING Redis is loading the dataset in memory');
+      return xAdd(...args);
+    };
+    const relay = relayOn(redis);
+    await relay.publish('e1', { type: 'start', attempt: 1 });
+    await relay.publish('e1', { type: 'delta', attempt: 1, text: 'a' });
+    expect(redis.entries).toHaveLength(2);
+  });
+});
+
+describe('§9.6 relay stream expiry', () => {
+  it('§9.6: the expiry is set with the first event and the terminal one, not with every delta', async () => {
+    const redis = new FlakyRedis();
+    const relay = relayOn(redis);
+    await relay.publish('e1', { type: 'start', attempt: 1 });
+    for (let n = 1; n <= 5; n++) await relay.publish('e1', { type: 'delta', attempt: 1, text: 'x', n });
+    await relay.publish('e1', { type: 'done', attempt: 1, usage: { input_tokens: 1, output_tokens: 5 } });
+    // First event: 1 h plus the refresh period, so that any later event is ≥ 1 h from expiry.
+    expect(redis.expiries).toEqual([RELAY_TTL_MS + REFRESH_MS, RELAY_TTL_MS]);
+    expect(redis.entries).toHaveLength(7);
+
+    await relay.publish('e2', { type: 'error', status: 499, detail: 'cancelled' });
+    expect(redis.expiries).toEqual([RELAY_TTL_MS + REFRESH_MS, RELAY_TTL_MS, RELAY_TTL_MS]);
+  });
+
+  it('§9.6: a stream that outlives the refresh period gets its expiry set again; a failed publish does not count as set', async () => {
+    jest.useFakeTimers({ now: Date.now(), doNotFake: ['setImmediate', 'nextTick'] });
+    try {
+      const redis = new FlakyRedis();
+      const relay = relayOn(redis, 0);
+      redis.faults = ['offline'];
+      await expect(relay.publish('e1', { type: 'start', attempt: 1 })).rejects.toBeInstanceOf(
+        ClientOfflineError,
+      );
+      await relay.publish('e1', { type: 'delta', attempt: 1, text: 'a', n: 1 });
+      await relay.publish('e1', { type: 'delta', attempt: 1, text: 'b', n: 2 });
+      expect(redis.expiries).toHaveLength(1);
+      jest.setSystemTime(Date.now() + REFRESH_MS);
+      await relay.publish('e1', { type: 'delta', attempt: 1, text: 'c', n: 3 });
+      expect(redis.expiries).toEqual([RELAY_TTL_MS + REFRESH_MS, RELAY_TTL_MS + REFRESH_MS]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

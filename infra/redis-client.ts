@@ -1,0 +1,96 @@
+// The Redis client (node-redis, `redis` package) every Redis adapter shares: built and connected by
+// the composition root, failing fast while Redis is unreachable, and the one place that tells an
+// outage from a command Redis refused.
+//
+// - `disableOfflineQueue`: while the client reconnects, a command fails at once
+//   (ClientOfflineError) instead of waiting in node-redis's offline queue for as long as the outage
+//   lasts. Requests answer 503; the relay, which must outlast a restart, retries by itself.
+// - Commands in flight when the socket dies are rejected, never resent: a caller that retries
+//   checks whether its write landed (infra/relay.ts, infra/idempotency-store.ts).
+// - node-redis emits 'error' on every failed (re)connect; without a listener Node would crash.
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  createClient,
+  ErrorReply,
+  SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
+  type RedisClientType,
+} from 'redis';
+import type { Logger } from './logger';
+
+export type RedisClient = RedisClientType;
+
+/** Wait before reconnect attempt N: quick at first (a restart takes about a second), then 1 s. */
+const reconnectDelayMs = (retries: number): number => Math.min(50 * 2 ** retries, 1000);
+
+/** Logs the first error of an outage and the recovery, not every reconnect attempt. */
+export function watchConnection(client: RedisClient, logger: Logger, name: string): RedisClient {
+  let down = false;
+  client.on('error', (err: Error) => {
+    if (down) return;
+    down = true;
+    // The message only: node-redis errors name host and port, never the URL's password.
+    logger.warn({ redis: name, err: err.message }, 'Redis connection lost; reconnecting');
+  });
+  client.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.info({ redis: name }, 'Redis connection back');
+  });
+  return client;
+}
+
+export async function connectRedis(url: string, logger: Logger): Promise<RedisClient> {
+  const client: RedisClient = createClient({
+    url,
+    name: 'agentry',
+    disableOfflineQueue: true,
+    socket: { reconnectStrategy: reconnectDelayMs, connectTimeout: 5000 },
+  });
+  await watchConnection(client, logger, 'main').connect();
+  return client;
+}
+
+/** Replies Redis gives while it cannot serve yet (loading its AOF, a script running, failover). */
+const NOT_READY = /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN)\b/;
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Redis unreachable or not ready yet (try again later), as opposed to a command it refused. */
+export function isRedisOutage(err: unknown): boolean {
+  if (err instanceof ErrorReply) return NOT_READY.test(err.message);
+  return (
+    err instanceof ClientOfflineError ||
+    err instanceof SocketClosedUnexpectedlyError ||
+    err instanceof ConnectionTimeoutError ||
+    err instanceof SocketTimeoutError ||
+    SOCKET_CODES.has(String((err as { code?: unknown } | null)?.code))
+  );
+}
+
+/** For an HTTP answer: an outage, or a client already closed by a shutdown; both are a 503. */
+export const isRedisUnavailable = (err: unknown): boolean =>
+  isRedisOutage(err) || err instanceof ClientClosedError;
+
+const RECONNECT_POLL_MS = 250;
+
+/**
+ * Runs a Redis call again while Redis is unreachable (node-redis reconnects by itself and fails
+ * commands meanwhile), up to `toleranceMs`; a command Redis refused fails at once. `again` tells
+ * a retry, which may have to find out whether the lost reply hid an applied write.
+ */
+export async function outlastingOutage<T>(
+  call: (again: boolean) => Promise<T>,
+  toleranceMs: number,
+): Promise<T> {
+  const deadline = Date.now() + toleranceMs;
+  for (let again = false; ; again = true) {
+    try {
+      return await call(again);
+    } catch (err) {
+      if (!isRedisOutage(err) || Date.now() >= deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_POLL_MS));
+    }
+  }
+}
