@@ -17,27 +17,12 @@ import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/r
 import { temporal as proto, type google } from '@temporalio/proto';
 import { startFakeModelServer, type FakeModelServer } from '../test/fakes/fake-model-server';
 import { workflowIdFor } from '../workflows/contracts';
-import {
-  closedLoop,
-  cpuBetween,
-  cpuSnapshot,
-  envInt,
-  figuresJson,
-  log,
-  machine,
-  nowMs,
-  percentile,
-  printTable,
-  round,
-  setupAgentBench,
-  startBenchStack,
-  streamExecution,
-  writeResults,
-  type AgentBench,
-  type BenchStack,
-  type Figure,
-  type StreamedExecution,
-} from './lib/harness';
+import { setupAgentBench, type AgentBench } from './lib/agent-setup';
+import { closedLoop } from './lib/closed-loop';
+import { cpuBetween, cpuSnapshot } from './lib/cpu';
+import { envInt, log, nowMs } from './lib/env';
+import { startBenchStack, streamExecution, type BenchStack, type StreamedExecution } from './lib/harness';
+import { figuresJson, machine, percentile, printTable, round, writeResults, type Figure } from './lib/report';
 
 const DIMS = 384;
 const K = 5;
