@@ -28,8 +28,8 @@ const MODEL = 'bench-model';
 
 const settings = {
   fragments: envInt('BENCH_FRAGMENTS', 300),
-  executions: envInt('BENCH_EXECUTIONS', 200),
-  warmup: envInt('BENCH_WARMUP', 20, 0),
+  executions: envInt('BENCH_EXECUTIONS', 150),
+  warmup: envInt('BENCH_WARMUP', 15, 0),
   clients: envInt('BENCH_CLIENTS', 32),
   durationS: envInt('BENCH_DURATION_S', 20),
   streams: envInt('BENCH_STREAMS', 50),
