@@ -44,6 +44,9 @@ const settings = {
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (interrupted = true));
 const isInterrupted = () => interrupted;
+const startedAt = nowMs();
+/** A progress line with the seconds since the start (where a run's time goes). */
+const step = (message: string) => log(`${message} (at ${Math.round((nowMs() - startedAt) / 1000)} s)`);
 
 /** Starts all of `starts`; when one fails, stops those that started and rethrows. */
 async function startAll<T extends { stop(): Promise<void> }>(starts: Promise<T>[]): Promise<T[]> {
@@ -58,7 +61,7 @@ async function startAll<T extends { stop(): Promise<void> }>(starts: Promise<T>[
 }
 
 async function measure(columns: Column[], temporal: Client): Promise<Results> {
-  log(`sequential: ${settings.warmup} warm-up + ${settings.executions} rounds of ${columns.length} columns`);
+  step(`sequential: ${settings.warmup} warm-up + ${settings.executions} rounds of ${columns.length} columns`);
   const runs = await sequentialRounds(columns, settings.warmup, settings.executions, isInterrupted);
   const results: Results = {};
   for (const column of columns) {
@@ -91,17 +94,16 @@ async function measure(columns: Column[], temporal: Client): Promise<Results> {
   }
   for (const column of columns.filter((c) => c.loop)) {
     if (interrupted) throw new Error('interrupted');
-    log(`concurrent: ${column.label}, ${settings.clients} clients for ${settings.durationS} s`);
+    step(`concurrent: ${column.label}, ${settings.clients} clients for ${settings.durationS} s`);
     const phase = await concurrentPhase(column, settings.clients, settings.durationS, isInterrupted);
     const result = results[column.name]!;
     result.concurrent = phase;
-    if (phase.workflowIds.length)
-      result.history!.concurrent = await historyCounts(
-        temporal,
-        phase.workflowIds.slice(-settings.histories),
-      );
+    if (phase.workflowIds.length) {
+      const concurrent = await historyCounts(temporal, phase.workflowIds.slice(-settings.histories));
+      result.history = { ...result.history, concurrent };
+    }
     if (column.readyUrl && settings.streams > 0) {
-      log(`streams: ${column.label}, ${settings.streams} clients for ${settings.streamsS} s (RSS peak)`);
+      step(`streams: ${column.label}, ${settings.streams} clients for ${settings.streamsS} s (RSS peak)`);
       result.streams = await concurrentPhase(column, settings.streams, settings.streamsS, isInterrupted);
     }
   }
@@ -116,7 +118,7 @@ async function main(): Promise<void> {
   const temporal = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
   let stops: { stop(): Promise<void> }[] = [];
   try {
-    log('starting the floor worker, Agentry production (API + worker) and Agentry embedded');
+    step('starting the floor worker, Agentry production (API + worker) and Agentry embedded');
     stops = await startAll<Floor | AgentryStack>([
       startFloor(),
       startAgentryStack('production', 'execution-production'),
@@ -128,7 +130,7 @@ async function main(): Promise<void> {
       setupAgentBench(production.http, fake, agentOptions),
       setupAgentBench(embedded.http, fake, agentOptions),
     ]);
-    log(`agents ready: ${prodAgent.documents} documents, ${settings.fragments} fragments each`);
+    step(`agents ready: ${prodAgent.documents} documents, ${settings.fragments} fragments each`);
     const agentry = [agentryColumn(production, prodAgent), agentryColumn(embedded, embAgent)];
     const first = await agentry[0]!.one(0);
     const rendered = fake.requestsFor(MODEL).at(-1)?.body;
