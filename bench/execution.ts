@@ -1,369 +1,158 @@
-// `npm run bench -- execution` (DESIGN §6): orchestration overhead and throughput of agent
-// executions. One agent (1 query + 1 similarity placeholder, k 5) on a pipeline of a few hundred
-// fragments (`hash` embedder, 384 dims) and an LLM on the zero-latency fake model server
-// (deltaDelayMs 0, ~50-token answers). Through HTTP with authentication, as a client would:
-//  - time to first token (TTFT): from sending POST /agents/{id}/execute (NDJSON) to reading the
-//    first `delta` line, BENCH_WARMUP warm-up then BENCH_EXECUTIONS sequential executions;
-//  - baselines in the same run: the model called directly (openai SDK, streamed
-//    `responses.create` with the same rendered prompt, time to the first delta event) and the
-//    retrieval dry run POST /agents/{id}/search (HTTP + auth + retrieval, no Temporal);
-//  - overhead = TTFT p50/p95 through the API minus the direct p50/p95;
-//  - where the time goes: Temporal history event times of BENCH_BREAKDOWN executions against the
-//    client's send / first-delta times (same machine clock), median per step;
-//  - throughput: BENCH_CLIENTS concurrent clients executing for BENCH_DURATION_S seconds.
-// The API and the worker run in this process (bench/lib/harness.ts) on a fresh database.
-import OpenAI from 'openai';
-import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
-import { temporal as proto, type google } from '@temporalio/proto';
-import { startFakeModelServer, type FakeModelServer } from '../test/fakes/fake-model-server';
-import { workflowIdFor } from '../workflows/contracts';
-import {
-  closedLoop,
-  cpuBetween,
-  cpuSnapshot,
-  envInt,
-  figuresJson,
-  log,
-  machine,
-  nowMs,
-  percentile,
-  printTable,
-  round,
-  setupAgentBench,
-  startBenchStack,
-  streamExecution,
-  writeResults,
-  type AgentBench,
-  type BenchStack,
-  type Figure,
-  type StreamedExecution,
-} from './lib/harness';
+// `npm run bench -- execution` (DESIGN §6, issue 10 item 6): time to first token (TTFT) and
+// throughput of agent executions, side by side in one run on one dev server and machine:
+//  (a) the model called directly (the zero-latency fake model server, openai SDK streamed);
+//  (b) the bare-Temporal floor: a workflow of the same shape with no-op activities, its own worker
+//      and task queue in a process of its own (bench/lib/floor-worker.ts), with and without eager
+//      start; TTFT = workflow.start() → the model activity's first line;
+//  (c) Agentry through HTTP, in production mode (API and worker processes) and embedded mode
+//      (dist/embedded.js: API + worker in one process), each on a fresh database.
+// Phases: BENCH_WARMUP + BENCH_EXECUTIONS sequential rounds (each runs every column once, order
+// rotated); BENCH_CLIENTS closed-loop clients for BENCH_DURATION_S per column (throughput, CPU
+// per component from /proc, /readyz polled); BENCH_STREAMS clients for BENCH_STREAMS_S per
+// Agentry mode (RSS peak); BENCH_HISTORIES sampled histories per column (events, workflow tasks,
+// activities, local-activity markers) and the median history timeline of BENCH_BREAKDOWN runs.
+import { Client, Connection } from '@temporalio/client';
+import { startFakeModelServer } from '../test/fakes/fake-model-server';
+import { setupAgentBench } from './lib/agent-setup';
+import { TEMPORAL_ADDRESS, envInt, log, nowMs } from './lib/env';
+import { agentryColumn, directColumn, floorColumns, type Column } from './lib/execution-columns';
+import { concurrentPhase, sequentialRounds } from './lib/execution-phases';
+import { printExecutionReport } from './lib/execution-output';
+import type { ColumnResult, Results } from './lib/execution-report';
+import { startFloor, type Floor } from './lib/floor';
+import { historyCounts, historyTimeline } from './lib/histories';
+import { round, summarise } from './lib/report';
+import { startAgentryStack, type AgentryStack } from './lib/stacks';
 
-const DIMS = 384;
-const K = 5;
 const MODEL = 'bench-model';
 
 const settings = {
   fragments: envInt('BENCH_FRAGMENTS', 300),
-  executions: envInt('BENCH_EXECUTIONS', 200),
-  warmup: envInt('BENCH_WARMUP', 20, 0),
+  executions: envInt('BENCH_EXECUTIONS', 150),
+  warmup: envInt('BENCH_WARMUP', 15, 0),
   clients: envInt('BENCH_CLIENTS', 32),
   durationS: envInt('BENCH_DURATION_S', 20),
+  streams: envInt('BENCH_STREAMS', 50),
+  streamsS: envInt('BENCH_STREAMS_S', 10),
+  histories: envInt('BENCH_HISTORIES', 5),
   breakdown: envInt('BENCH_BREAKDOWN', 30, 0),
   answerWords: envInt('BENCH_ANSWER_WORDS', 50),
   seed: envInt('BENCH_SEED', 42, 0),
+  tracing: process.env.BENCH_TRACING === '1',
 };
-
-interface Summary {
-  n: number;
-  p50: number;
-  p95: number;
-  mean: number;
-  max: number;
-}
-
-const summarise = (samples: number[]): Summary => ({
-  n: samples.length,
-  p50: round(percentile(samples, 50)),
-  p95: round(percentile(samples, 95)),
-  mean: round(samples.reduce((a, b) => a + b, 0) / Math.max(1, samples.length)),
-  max: round(samples.length ? Math.max(...samples) : NaN),
-});
-
-// ---- setup through the API ----------------------------------------------------------------
-
-type Setup = AgentBench;
-
-async function setup(stack: BenchStack, fake: FakeModelServer): Promise<Setup> {
-  const s = await setupAgentBench(stack.http, fake, {
-    name: 'bench-execution',
-    model: MODEL,
-    fragments: settings.fragments,
-    seed: settings.seed,
-    dims: DIMS,
-  });
-  const [{ n }] = (await stack.rt
-    .db('fragments')
-    .where({ pipeline_id: s.pipelineId, current: true })
-    .count('* as n')) as unknown as [{ n: string }];
-  log(`pipeline ready: ${s.documents} documents, ${n} fragments`);
-  return s;
-}
-
-// ---- one execution as a client ------------------------------------------------------------
-
-type Execution = StreamedExecution;
-
-function execute(stack: BenchStack, s: Setup, question: string): Promise<Execution> {
-  return streamExecution(
-    `${stack.http.baseUrl}/agents/${s.agentId}/execute`,
-    {
-      'x-api-key': stack.config.adminKeyId!,
-      'x-api-key-secret': stack.config.adminKeySecret!,
-      'x-pipeline-id': s.pipelineId,
-      'x-llm-id': s.llmId,
-    },
-    { prompt: { question }, classification: 'internal' },
-  );
-}
-
-// ---- baselines ----------------------------------------------------------------------------
-
-/** The model called directly with the rendered prompt the worker sent: time to the first delta. */
-async function directModel(fake: FakeModelServer, body: Record<string, unknown>, n: number) {
-  const client = new OpenAI({ apiKey: 'sk-bench', baseURL: fake.url, maxRetries: 0 });
-  const params = { ...body, stream: true } as unknown as ResponseCreateParamsStreaming;
-  const ttft: number[] = [];
-  const total: number[] = [];
-  for (let i = 0; i < settings.warmup + n; i++) {
-    const t = nowMs();
-    let first = NaN;
-    const stream = await client.responses.create(params);
-    for await (const event of stream) {
-      if (event.type === 'response.output_text.delta' && Number.isNaN(first)) first = nowMs() - t;
-    }
-    if (i >= settings.warmup) {
-      ttft.push(first);
-      total.push(nowMs() - t);
-    }
-  }
-  return { ttft_ms: summarise(ttft), total_ms: summarise(total) };
-}
-
-/** The retrieval dry run through HTTP: auth, agent/pipeline loads, embedding and the search. */
-async function dryRun(stack: BenchStack, s: Setup, n: number) {
-  const samples: number[] = [];
-  for (let i = 0; i < settings.warmup + n; i++) {
-    const t = nowMs();
-    const res = await fetch(`${stack.http.baseUrl}/agents/${s.agentId}/search`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-api-key': stack.config.adminKeyId!,
-        'x-api-key-secret': stack.config.adminKeySecret!,
-        'x-pipeline-id': s.pipelineId,
-      },
-      body: JSON.stringify({
-        prompt: { question: s.questions[i % s.questions.length] },
-        classification: 'internal',
-      }),
-    });
-    if (res.status !== 200) throw new Error(`search → ${res.status}: ${await res.text()}`);
-    await res.arrayBuffer();
-    if (i >= settings.warmup) samples.push(nowMs() - t);
-  }
-  return summarise(samples);
-}
-
-// ---- breakdown from the Temporal history --------------------------------------------------
-
-const EventType = proto.api.enums.v1.EventType;
-
-function eventMs(ts: google.protobuf.ITimestamp | null | undefined): number {
-  if (!ts) return NaN;
-  return Number(String(ts.seconds ?? 0)) * 1000 + (ts.nanos ?? 0) / 1e6;
-}
-
-const shortType = (t: number | null | undefined): string =>
-  (EventType[t ?? 0] ?? String(t)).replace(/^EVENT_TYPE_/, '').toLowerCase();
-
-/**
- * For each execution, the offset (ms from the client's send) of every history event up to the
- * callModel activity's start, labelled by type (and activity), then the client's first delta.
- * The median offset per label gives a timeline; consecutive differences are the steps.
- */
-async function breakdown(stack: BenchStack, executions: Execution[]) {
-  const offsets = new Map<string, number[]>();
-  const order: string[] = [];
-  const add = (label: string, ms: number) => {
-    if (!offsets.has(label)) {
-      offsets.set(label, []);
-      order.push(label);
-    }
-    offsets.get(label)!.push(ms);
-  };
-  for (const ex of executions) {
-    const history = await stack.temporal.workflow.getHandle(workflowIdFor(ex.executionId)).fetchHistory();
-    const activityOf = new Map<string, string>();
-    const seen = new Map<string, number>();
-    for (const e of history.events ?? []) {
-      const type = shortType(e.eventType);
-      let name = '';
-      if (e.activityTaskScheduledEventAttributes) {
-        name = e.activityTaskScheduledEventAttributes.activityType?.name ?? '?';
-        activityOf.set(String(e.eventId), name);
-      } else if (e.activityTaskStartedEventAttributes) {
-        name = activityOf.get(String(e.activityTaskStartedEventAttributes.scheduledEventId)) ?? '?';
-      } else if (e.activityTaskCompletedEventAttributes) {
-        name = activityOf.get(String(e.activityTaskCompletedEventAttributes.scheduledEventId)) ?? '?';
-      }
-      const base = name ? `${type} ${name}` : type;
-      const n = (seen.get(base) ?? 0) + 1;
-      seen.set(base, n);
-      const label = n > 1 ? `${base} #${n}` : base;
-      const at = eventMs(e.eventTime) - ex.sentAt;
-      // Events up to the model call's start (the completion of callModel comes after the answer).
-      if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && name === 'callModel') {
-        add(label, at);
-        break;
-      }
-      add(label, at);
-    }
-    add('client: response headers', ex.headersMs);
-    add('client: first delta', ex.ttftMs);
-  }
-  const timeline = order
-    .map((label) => ({ label, n: offsets.get(label)!.length, at: percentile(offsets.get(label)!, 50) }))
-    .filter((row) => row.n >= executions.length / 2)
-    .sort((a, b) => a.at - b.at);
-  return timeline.map((row, i) => ({
-    event: row.label,
-    median_at_ms: round(row.at),
-    step_ms: round(i === 0 ? row.at : row.at - timeline[i - 1]!.at),
-  }));
-}
-
-// ---- throughput ---------------------------------------------------------------------------
-
-async function throughput(stack: BenchStack, s: Setup, fake: FakeModelServer) {
-  const deadline = nowMs() + settings.durationS * 1000;
-  // The fake records every request body: keep its memory flat.
-  const trim = setInterval(() => fake.reset(), 1000);
-  const cpuBefore = cpuSnapshot();
-  const start = nowMs();
-  const { ttft, total, errors, completed } = await closedLoop(
-    settings.clients,
-    deadline,
-    () => interrupted,
-    (c, i) => execute(stack, s, s.questions[(c * 7 + i) % s.questions.length]!),
-  );
-  const wallS = (nowMs() - start) / 1000;
-  clearInterval(trim);
-  const cpu = cpuBetween(cpuBefore, cpuSnapshot());
-  return {
-    clients: settings.clients,
-    wall_s: round(wallS, 2),
-    completed,
-    errors: errors.length,
-    first_errors: [...new Set(errors)].slice(0, 5),
-    executions_per_s: round(completed / wallS, 1),
-    ttft_ms: summarise(ttft),
-    total_ms: summarise(total),
-    cpu,
-  };
-}
-
-// ---- main ---------------------------------------------------------------------------------
 
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (interrupted = true));
+const isInterrupted = () => interrupted;
+const startedAt = nowMs();
+/** A progress line with the seconds since the start (where a run's time goes). */
+const step = (message: string) => log(`${message} (at ${Math.round((nowMs() - startedAt) / 1000)} s)`);
+
+/** Starts all of `starts`; when one fails, stops those that started and rethrows. */
+async function startAll<T extends { stop(): Promise<void> }>(starts: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(starts);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  if (failed) {
+    await Promise.all(started.map((s) => s.stop()));
+    throw failed.reason;
+  }
+  return started;
+}
+
+async function measure(columns: Column[], temporal: Client): Promise<Results> {
+  step(`sequential: ${settings.warmup} warm-up + ${settings.executions} rounds of ${columns.length} columns`);
+  const runs = await sequentialRounds(columns, settings.warmup, settings.executions, isInterrupted);
+  const results: Results = {};
+  for (const column of columns) {
+    const list = runs.get(column.name)!;
+    const meanTotal = list.reduce((a, r) => a + r.totalMs, 0) / Math.max(1, list.length);
+    const eager = list.filter((r) => r.eager).length;
+    const result: ColumnResult = {
+      name: column.name,
+      label: column.label,
+      sequential: {
+        ttft_ms: summarise(list.map((r) => r.ttftMs)),
+        total_ms: summarise(list.map((r) => r.totalMs)),
+        executions_per_s: round(1000 / meanTotal, 1),
+        ...(column.name.startsWith('floor') ? { eager_fraction: round(eager / list.length, 2) } : {}),
+      },
+    };
+    const ids = list.flatMap((r) => (r.workflowId ? [r.workflowId] : []));
+    if (ids.length)
+      result.history = { sequential: await historyCounts(temporal, ids.slice(-settings.histories)) };
+    if ((column.name === 'production' || column.name === 'embedded') && settings.breakdown > 0) {
+      const timed = list.slice(-settings.breakdown).map((r) => ({
+        workflowId: r.workflowId!,
+        sentAt: r.sentAt!,
+        headersMs: r.headersMs!,
+        ttftMs: r.ttftMs,
+      }));
+      result.timeline = await historyTimeline(temporal, timed);
+    }
+    results[column.name] = result;
+  }
+  for (const column of columns.filter((c) => c.loop)) {
+    if (interrupted) throw new Error('interrupted');
+    step(`concurrent: ${column.label}, ${settings.clients} clients for ${settings.durationS} s`);
+    const phase = await concurrentPhase(column, settings.clients, settings.durationS, isInterrupted);
+    const result = results[column.name]!;
+    result.concurrent = phase;
+    if (phase.workflowIds.length) {
+      const concurrent = await historyCounts(temporal, phase.workflowIds.slice(-settings.histories));
+      result.history = { ...result.history, concurrent };
+    }
+    if (column.readyUrl && settings.streams > 0) {
+      step(`streams: ${column.label}, ${settings.streams} clients for ${settings.streamsS} s (RSS peak)`);
+      result.streams = await concurrentPhase(column, settings.streams, settings.streamsS, isInterrupted);
+    }
+  }
+  return results;
+}
 
 async function main(): Promise<void> {
   const started = nowMs();
   const answer = Array.from({ length: settings.answerWords }, (_, i) => `word${i}`).join(' ');
   const fake = await startFakeModelServer({ defaults: { deltaDelayMs: 0, text: answer } });
-  const stack = await startBenchStack('execution');
+  const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+  let stops: { stop(): Promise<void> }[] = [];
   try {
-    const s = await setup(stack, fake);
-
-    log(`sequential: ${settings.warmup} warm-up + ${settings.executions} executions`);
-    const sequential: Execution[] = [];
-    for (let i = 0; i < settings.warmup + settings.executions; i++) {
-      if (interrupted) throw new Error('interrupted');
-      const ex = await execute(stack, s, s.questions[i % s.questions.length]!);
-      if (i >= settings.warmup) sequential.push(ex);
-    }
+    step('starting the floor worker, Agentry production (API + worker) and Agentry embedded');
+    stops = await startAll<Floor | AgentryStack>([
+      startFloor(),
+      startAgentryStack('production', 'execution-production'),
+      startAgentryStack('embedded', 'execution-embedded'),
+    ]);
+    const [floor, production, embedded] = stops as [Floor, AgentryStack, AgentryStack];
+    const agentOptions = { name: 'bench-execution', model: MODEL, ...settings, dims: 384 };
+    const [prodAgent, embAgent] = await Promise.all([
+      setupAgentBench(production.http, fake, agentOptions),
+      setupAgentBench(embedded.http, fake, agentOptions),
+    ]);
+    step(`agents ready: ${prodAgent.documents} documents, ${settings.fragments} fragments each`);
+    const agentry = [agentryColumn(production, prodAgent), agentryColumn(embedded, embAgent)];
+    const first = await agentry[0]!.one(0);
     const rendered = fake.requestsFor(MODEL).at(-1)?.body;
     if (!rendered) throw new Error('the fake model saw no request');
-    const deltasPerAnswer = sequential[0]!.deltas;
-
-    log('baseline: the model called directly');
-    const direct = await directModel(fake, rendered, settings.executions);
-    log('baseline: retrieval dry run through HTTP');
-    const search = await dryRun(stack, s, settings.executions);
-    log(`breakdown from ${settings.breakdown} histories`);
-    const steps = await breakdown(stack, sequential.slice(-settings.breakdown));
-    fake.reset();
-
-    log(`throughput: ${settings.clients} clients for ${settings.durationS} s`);
-    const load = await throughput(stack, s, fake);
-
-    const ttft = summarise(sequential.map((e) => e.ttftMs));
-    const overhead = {
-      p50: round(ttft.p50 - direct.ttft_ms.p50),
-      p95: round(ttft.p95 - direct.ttft_ms.p95),
-    };
-    const figures: Figure[] = [
-      { figure: 'orchestration overhead p50', value: overhead.p50, unit: 'ms', target: { max: 25 } },
-      { figure: 'orchestration overhead p95', value: overhead.p95, unit: 'ms', target: { max: 60 } },
-      {
-        figure: `throughput (${settings.clients} clients)`,
-        value: load.executions_per_s,
-        unit: 'exec/s',
-        target: { min: 100 },
-      },
-      { figure: 'throughput errors', value: load.errors, unit: '', target: { max: 0 } },
-      { figure: '  TTFT through the API p50', value: ttft.p50, unit: 'ms' },
-      { figure: '  TTFT through the API p95', value: ttft.p95, unit: 'ms' },
-      { figure: '  baseline: model direct TTFT p50', value: direct.ttft_ms.p50, unit: 'ms' },
-      { figure: '  baseline: model direct TTFT p95', value: direct.ttft_ms.p95, unit: 'ms' },
-      { figure: '  baseline: retrieval dry run (HTTP) p50', value: search.p50, unit: 'ms' },
-      { figure: '  baseline: retrieval dry run (HTTP) p95', value: search.p95, unit: 'ms' },
-      {
-        figure: '  execution total (sequential) p50',
-        value: summarise(sequential.map((e) => e.totalMs)).p50,
-        unit: 'ms',
-      },
-      { figure: `  TTFT under load p50`, value: load.ttft_ms.p50, unit: 'ms' },
-      { figure: `  TTFT under load p95`, value: load.ttft_ms.p95, unit: 'ms' },
-    ];
-    const runSeconds = round((nowMs() - started) / 1000, 1);
-    printTable(
-      `execution: agent with 1 query + 1 similarity (k ${K}), ${settings.fragments} fragments, ` +
-        `${deltasPerAnswer}-delta answers, zero-latency fake model, ${settings.executions} sequential executions`,
-      figures,
+    const deltas = first.deltas;
+    const columns = [directColumn(fake.url, rendered), ...floorColumns(floor), ...agentry];
+    // The fake records every request body: keep its memory flat.
+    const trim = setInterval(() => fake.reset(), 1000);
+    let results: Results;
+    try {
+      results = await measure(columns, temporal);
+    } finally {
+      clearInterval(trim);
+    }
+    printExecutionReport(
+      results,
+      { ...settings, deltas_per_answer: deltas },
+      round((nowMs() - started) / 1000, 1),
     );
-    console.log(
-      `where the time to first token goes (median over ${settings.breakdown} executions, ms from send):\n`,
-    );
-    const width = Math.max(...steps.map((r) => r.event.length));
-    console.log(`${'event'.padEnd(width)}  ${'at'.padStart(8)}  ${'step'.padStart(8)}`);
-    for (const r of steps)
-      console.log(
-        `${r.event.padEnd(width)}  ${r.median_at_ms.toFixed(2).padStart(8)}  ${r.step_ms.toFixed(2).padStart(8)}`,
-      );
-    console.log(
-      `\nthroughput: ${load.completed} executions in ${load.wall_s} s, ${load.errors} errors; ` +
-        `CPU s: node ${load.cpu.node_s}, postgres ${load.cpu.postgres_s}, temporal ${load.cpu.temporal_s}, ` +
-        `machine busy ${load.cpu.machine_busy_s} of ${round(load.cpu.wall_s * machine().cores, 1)}`,
-    );
-    if (load.errors > 0) console.log(`errors: ${load.first_errors.join(' | ')}`);
-    const file = writeResults('execution', {
-      date: new Date().toISOString(),
-      machine: machine(),
-      run_seconds: runSeconds,
-      settings: { ...settings, dims: DIMS, k: K, deltas_per_answer: deltasPerAnswer },
-      sequential: {
-        ttft_ms: ttft,
-        headers_ms: summarise(sequential.map((e) => e.headersMs)),
-        total_ms: summarise(sequential.map((e) => e.totalMs)),
-      },
-      direct_model: direct,
-      retrieval_dry_run_ms: search,
-      overhead_ms: overhead,
-      breakdown: steps,
-      throughput: load,
-      figures: figuresJson(figures),
-    });
-    console.log(`\nwritten to ${file} (run time ${runSeconds} s)`);
   } finally {
-    // A Temporal client call retrying when the connection closes (a reader's long poll cut by
-    // the shutdown) throws from a gRPC timer: the results are written by then, so ignore it.
-    process.on('uncaughtException', (err) => {
-      if (err.message === 'Channel has been shut down') log(`ignored during shutdown: ${err.message}`);
-      else throw err;
-    });
-    await stack.stop();
+    await Promise.all(stops.map((s) => s.stop()));
+    await connection.close();
     await fake.close();
   }
 }

@@ -11,22 +11,19 @@ import { compileFilter, parseFilter } from '../domain/filters';
 import { vectorParameter } from '../db/document-store';
 import { FragmentStore, type SearchScope } from '../db/fragment-store';
 import { hashEmbedding } from '../infra/embedders';
+import { cpuBetween, cpuSnapshot } from './lib/cpu';
+import { envInt, log } from './lib/env';
+import { startBenchStack, type BenchStack } from './lib/harness';
 import {
-  cpuBetween,
-  cpuSnapshot,
   elapsedMs,
-  envInt,
   figuresJson,
-  log,
   machine,
   percentile,
   printTable,
   round,
-  startBenchStack,
   writeResults,
-  type BenchStack,
   type Figure,
-} from './lib/harness';
+} from './lib/report';
 import { Corpus } from './lib/synthetic';
 
 const DIMS = 384;

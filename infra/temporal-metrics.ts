@@ -5,7 +5,8 @@ import type { Logger } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import { createServer } from 'node:net';
 
-function freeLoopbackPort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (free when asked: the caller binds it soon after). */
+export function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

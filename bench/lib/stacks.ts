@@ -1,0 +1,90 @@
+// Agentry as the benchmarks run it, on a fresh database of its own, the local Redis and the
+// benchmark's Temporal dev server, each on its own task queue and Redis prefix, logs in
+// bench/.state/<name>-<id>/:
+//  - production: the API and the worker as two processes (dist/api/server.js, dist/worker.js);
+//  - embedded: API and worker in one process (dist/embedded.js, the `npm start` entry point).
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { HttpClient, admin, databaseUrl } from './harness';
+import { REDIS_URL, ROOT, TEMPORAL_ADDRESS, log } from './env';
+import { freePort, startProcess, type Proc } from './processes';
+
+export type StackMode = 'production' | 'embedded';
+
+export interface AgentryStack {
+  mode: StackMode;
+  apiUrl: string;
+  http: HttpClient;
+  /** The admin key's headers. */
+  key: Record<string, string>;
+  /** The process that serves HTTP and the one that runs the worker (the same one when embedded). */
+  api: Proc;
+  worker: Proc;
+  stateDir: string;
+  stop(): Promise<void>;
+}
+
+/** Starts Agentry in `mode` on a fresh database `agentry_bench_<name>_<id>`. */
+export async function startAgentryStack(mode: StackMode, name: string): Promise<AgentryStack> {
+  const suffix = randomBytes(4).toString('hex');
+  const stateDir = path.join(ROOT, 'bench', '.state', `${name}-${suffix}`);
+  mkdirSync(stateDir, { recursive: true });
+  const databaseName = `agentry_bench_${name.replace(/-/g, '_')}_${suffix}`;
+  const keyId = randomUUID();
+  const keySecret = randomBytes(24).toString('base64url');
+  const [apiPort, metricsPort] = [await freePort(), await freePort()];
+  const env: Record<string, string> = {
+    AGENTRY_LOG_LEVEL: 'info',
+    ...(process.env as Record<string, string>),
+    DATABASE_URL: databaseUrl(databaseName),
+    REDIS_URL,
+    TEMPORAL_ADDRESS,
+    AGENTRY_APPLICATION_SECRET: randomBytes(32).toString('hex'),
+    AGENTRY_ADMIN_KEY_ID: keyId,
+    AGENTRY_ADMIN_KEY_SECRET: keySecret,
+    AGENTRY_REDIS_PREFIX: `agentry-bench-${suffix}:`,
+    AGENTRY_TASK_QUEUE: `bench-${name}-${suffix}`,
+    AGENTRY_WORKFLOW_BUNDLE: path.join(ROOT, 'dist', 'workflow-bundle.js'),
+    AGENTRY_WORKER_METRICS_PORT: String(metricsPort),
+    AGENTRY_STATE_DIR: stateDir,
+    PORT: String(apiPort),
+    HOST: '127.0.0.1',
+  };
+  await admin(`CREATE DATABASE ${databaseName}`);
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const procs: Proc[] = [];
+  const stop = async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    if (process.env.BENCH_KEEP_DB === '1') log(`database kept: ${databaseName}`);
+    else await admin(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+  };
+  try {
+    if (mode === 'embedded') {
+      procs.push(await startProcess('embedded', 'embedded.js', env, `${apiUrl}/readyz`, stateDir));
+    } else {
+      // The API first: it migrates the fresh database before the worker connects.
+      procs.push(await startProcess('api', 'api/server.js', env, `${apiUrl}/readyz`, stateDir));
+      const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
+      procs.push(await startProcess('worker', 'worker.js', env, metrics, stateDir));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const api = procs[0]!;
+  const worker = procs.at(-1)!;
+  log(
+    `${mode}: ${procs.map((p) => `${p.name} pid ${p.child.pid}`).join(', ')} on :${apiPort}; logs in ${stateDir}`,
+  );
+  return {
+    mode,
+    apiUrl,
+    http: new HttpClient(apiUrl, keyId, keySecret),
+    key: { 'x-api-key': keyId, 'x-api-key-secret': keySecret },
+    api,
+    worker,
+    stateDir,
+    stop,
+  };
+}
