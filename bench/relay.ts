@@ -14,17 +14,8 @@ import { watchConnection, type RedisClient } from '../infra/redis-client';
 import { RedisRelay } from '../infra/redis-relay';
 import { RELAY_START, relayKey, type Relay, type RelayEntry } from '../infra/relay';
 import { rawEntries } from '../infra/stream-multiplexer';
-import {
-  envInt,
-  log,
-  machine,
-  nowMs,
-  percentile,
-  printTable,
-  REDIS_URL,
-  round,
-  writeResults,
-} from './lib/harness';
+import { envInt, log, nowMs, REDIS_URL } from './lib/env';
+import { machine, percentile, printTable, round, writeResults } from './lib/report';
 
 const READERS = envInt('BENCH_RELAY_READERS', 32);
 const EVENTS = envInt('BENCH_RELAY_EVENTS', 50);
