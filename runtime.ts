@@ -63,7 +63,8 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   if (!config.applicationSecret) throw new Error('AGENTRY_APPLICATION_SECRET is required');
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
   const keyring = new KeyRing(config.applicationSecret, config.applicationSecretPrevious);
-  const db = createKnex(config.databaseUrl, config.dbPoolMax);
+  const session = { efSearch: config.efSearch };
+  const db = createKnex(config.databaseUrl, config.dbPoolMax, session);
   await migrate(db);
   // One shared client; connected before anything uses it (infra/redis-client.ts).
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
@@ -107,7 +108,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     textSplitters: new TextSplitterStore(db),
     pipelines: new PipelineStore(db),
     documents,
-    fragments: new FragmentStore(db, documents, config.efSearch),
+    fragments: new FragmentStore(db, documents, config.efSearch, session),
     prompts: new PromptStore(db),
     chains: new ChainStore(db, new PromptStore(db)),
     routingPolicies: new RoutingPolicyStore(db),

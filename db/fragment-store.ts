@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { fromSql } from 'pgvector';
 import type { DocumentStore, FragmentRecord } from './document-store';
 import { FRAGMENT_COLUMNS, vectorParameter } from './document-store';
+import type { SessionSettings } from './knex';
 
 export interface SearchScope {
   pipelineId: string;
@@ -34,6 +35,8 @@ export class FragmentStore {
     private readonly db: Knex,
     private readonly documents: DocumentStore,
     private readonly efSearch: number,
+    /** The settings `db`'s sessions already hold (createKnex), if any. */
+    private readonly session?: SessionSettings,
   ) {}
 
   private scoped(qb: Knex.QueryBuilder, scope: SearchScope): Knex.QueryBuilder {
@@ -55,23 +58,29 @@ export class FragmentStore {
   ): Promise<VectorHit[]> {
     if (scope.classifications.length === 0 || limit === 0) return [];
     const size = Math.trunc(scope.size);
-    const rows = await this.db.transaction(async (trx) => {
-      // Both settings in one round trip (SET LOCAL takes no parameters; set_config(…, true) is it).
-      await trx.raw(
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ?, true)",
-        [String(Math.trunc(this.efSearch))],
-      );
+    const search = (db: Knex) => {
       // The query vector goes once, in pgvector's binary form; ORDER BY the select-list alias is
       // still the index's ordering (the same expression).
       const distance = `(f.embedding::vector(${size})) <=> ?::vector(${size})`;
-      const qb = trx('fragments as f').select([
+      const qb = db('fragments as f').select([
         ...qualified,
-        trx.raw(`${distance} AS distance`, [vectorParameter(vector)]),
+        db.raw(`${distance} AS distance`, [vectorParameter(vector)]),
       ]);
-      if (withEmbeddings) qb.select(trx.raw('f.embedding::text AS embedding_text'));
-      this.scoped(qb, scope).orderBy('distance').limit(limit);
-      return qb;
-    });
+      if (withEmbeddings) qb.select(db.raw('f.embedding::text AS embedding_text'));
+      return this.scoped(qb, scope).orderBy('distance').limit(limit);
+    };
+    // Sessions that hold this store's settings search in one statement; otherwise the settings
+    // are set for one transaction (SET LOCAL takes no parameters; set_config(…, true) is it).
+    const rows =
+      this.session && this.session.efSearch === this.efSearch
+        ? await search(this.db)
+        : await this.db.transaction(async (trx) => {
+            await trx.raw(
+              "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ?, true)",
+              [String(Math.trunc(this.efSearch))],
+            );
+            return search(trx);
+          });
     // relaxed_order may return rows slightly out of order: sort exactly.
     return (rows as Record<string, unknown>[])
       .map((r) => ({

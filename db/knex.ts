@@ -28,11 +28,28 @@ const migrationSource: Knex.MigrationSource<string> = {
   getMigration: async (name) => migrations[name]!,
 };
 
-export function createKnex(connectionString: string, poolMax: number): Knex {
+/** What every pooled connection's session holds from the start (SR-5 search settings). */
+export interface SessionSettings {
+  /** `hnsw.ef_search`; vector searches also scan iteratively (`relaxed_order`). */
+  efSearch: number;
+}
+
+export function createKnex(connectionString: string, poolMax: number, session?: SessionSettings): Knex {
+  // Settings given to the session once, when a connection opens, so that a search needs no
+  // transaction of its own to set them (one round trip instead of four; db/fragment-store.ts).
+  const afterCreate = session
+    ? (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void): void => {
+        const ef = Math.trunc(session.efSearch);
+        conn.query(
+          `SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = ${ef}`,
+          (err: Error | null) => done(err, conn),
+        );
+      }
+    : undefined;
   return knex({
     client: 'pg',
     connection: { connectionString },
-    pool: { min: 0, max: poolMax },
+    pool: { min: 0, max: poolMax, ...(afterCreate ? { afterCreate } : {}) },
     acquireConnectionTimeout: 10_000,
   });
 }

@@ -93,6 +93,17 @@ function checkRequest(
   };
 }
 
+/** Runs the steps at once; throws the first failure in argument order, not in time order. */
+async function inOrder<T extends readonly unknown[]>(steps: {
+  [K in keyof T]: () => Promise<T[K]>;
+}): Promise<T> {
+  // An async wrapper turns a step's synchronous throw (a bad header) into its rejection.
+  const settled = await Promise.allSettled(steps.map(async (step) => step()));
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
 export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecutionDeps): Router {
   const router = Router();
   const agentFor = (req: Request, principal: Principal) =>
@@ -122,11 +133,15 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
     },
     async (req, res) => {
       const principal = principalOf(req);
-      const agent = await agentFor(req, principal);
-      const pipeline = await pipelineFor(req, principal);
-      const llm = await loadAuthorized(principal, 'execute', 'llms', 'LLM', headerId(req, 'x-llm-id'), (id) =>
-        deps.llms.get(id),
-      );
+      // The three lookups at once (one round trip's wait); a failure is reported in this order.
+      const [agent, pipeline, llm] = await inOrder([
+        () => agentFor(req, principal),
+        () => pipelineFor(req, principal),
+        () =>
+          loadAuthorized(principal, 'execute', 'llms', 'LLM', headerId(req, 'x-llm-id'), (id) =>
+            deps.llms.get(id),
+          ),
+      ]);
       const { body, content } = checkRequest(agent, req.body, pipeline.closure);
       // §9.2 / PC-8: every reference resolves for this key before anything starts.
       const templates = agent.prompt.filter((m) => m.include).map((m) => m.template);
