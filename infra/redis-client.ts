@@ -42,6 +42,9 @@ export function watchConnection(client: RedisClient, logger: Logger, name: strin
   return client;
 }
 
+/** How long a start waits for Redis before it goes on without it (commands answer 503 meanwhile). */
+const START_WAIT_MS = 5000;
+
 export async function connectRedis(url: string, logger: Logger): Promise<RedisClient> {
   const client: RedisClient = createClient({
     url,
@@ -49,7 +52,17 @@ export async function connectRedis(url: string, logger: Logger): Promise<RedisCl
     disableOfflineQueue: true,
     socket: { reconnectStrategy: reconnectDelayMs, connectTimeout: 5000 },
   });
-  await watchConnection(client, logger, 'main').connect();
+  // The client keeps reconnecting by itself: a process started while Redis is down serves
+  // (`/readyz` says redis is not ready, Redis-backed requests answer 503) instead of hanging.
+  const connected = watchConnection(client, logger, 'main').connect();
+  connected.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const waited = await Promise.race([
+    connected.then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), START_WAIT_MS))),
+  ]);
+  clearTimeout(timer);
+  if (!waited) logger.warn('Redis is unreachable at start; serving without it until it answers');
   return client;
 }
 
