@@ -133,11 +133,16 @@ export function createCallModel(deps: CallModelDeps) {
             input_tokens: event.response.usage?.input_tokens ?? 0,
             output_tokens: event.response.usage?.output_tokens ?? 0,
           };
-        } else if (
-          event.type === 'error' ||
-          event.type === 'response.failed' ||
-          event.type === 'response.incomplete'
-        ) {
+        } else if (event.type === 'response.incomplete') {
+          // The model stopped on purpose (its output limit, a content filter): asking again would
+          // pay for the same end, so it is not retried (docs/decisions.md).
+          throw ApplicationFailure.create({
+            type: FailureType.LlmRejected,
+            message: `Model stopped before completing: ${event.response.incomplete_details?.reason ?? 'unknown reason'}`,
+            details: [{ message: `incomplete: ${event.response.incomplete_details?.reason ?? 'unknown'}` }],
+            nonRetryable: true,
+          });
+        } else if (event.type === 'error' || event.type === 'response.failed') {
           throw ApplicationFailure.create({
             type: FailureType.LlmBadStream,
             message: `Model stream reported ${event.type}`,

@@ -44,6 +44,8 @@ export interface FakeBehaviour {
   hangBeforeHeaders?: boolean;
   /** Default: computed as words of input (instructions + messages) / words of output. */
   usage?: { input_tokens: number; output_tokens: number };
+  /** Streams the text, then ends with `response.incomplete` for this reason (not `completed`). */
+  incomplete?: 'max_output_tokens' | 'content_filter';
 }
 
 /** Scripted behaviour of POST /embeddings for one model. */
@@ -440,14 +442,14 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       content: [part],
       role: 'assistant',
     };
-    const responseObject = (status: 'in_progress' | 'completed'): Record<string, unknown> => ({
+    const responseObject = (status: 'in_progress' | 'completed' | 'incomplete'): Record<string, unknown> => ({
       id: responseId,
       object: 'response',
       created_at: createdAt,
       status,
       background: false,
       error: null,
-      incomplete_details: null,
+      incomplete_details: status === 'incomplete' ? { reason: behaviour.incomplete } : null,
       instructions: typeof body.instructions === 'string' ? body.instructions : null,
       max_output_tokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : null,
       metadata: isRecord(body.metadata) ? body.metadata : {},
@@ -463,7 +465,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       tools: [],
       top_p: typeof body.top_p === 'number' ? body.top_p : 1,
       truncation: 'disabled',
-      usage: status === 'completed' ? usage : null,
+      usage: status === 'in_progress' ? null : usage,
       user: null,
     });
 
@@ -522,6 +524,11 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       return;
     }
 
+    if (behaviour.incomplete) {
+      send('response.incomplete', { response: responseObject('incomplete') });
+      res.end();
+      return;
+    }
     if (!send('response.output_text.done', { ...position, text, logprobs: [] })) return;
     send('response.content_part.done', { ...position, part });
     send('response.output_item.done', { output_index: 0, item: completedItem });

@@ -191,6 +191,26 @@ describe('LLM-3 retries and failures', () => {
     expect(events[events.length - 1]).toMatchObject({ type: 'done', attempt: 2 });
   });
 
+  it('LLM-3: a stream that ends with response.incomplete (the model stopped at its output limit) is not retried: one model call, the text so far, then one in-band error 502 naming the reason', async () => {
+    const id = await registerLlm('cut-short');
+    fake.script('cut-short', { text: 'one two three', incomplete: 'max_output_tokens' });
+    const res = await stack.api.post(`/llms/${id}/query`, question);
+    expect(res.status).toBe(200);
+    const events = parseNdjson(res.text);
+    expect(answerOf(events)).toBe('one two three');
+    expect(events.filter((e) => e.type === 'reset')).toHaveLength(0);
+    expect(events[events.length - 1]).toMatchObject({
+      type: 'error',
+      status: 502,
+      detail: 'Model server failed: incomplete: max_output_tokens',
+    });
+    expect(fake.requestsFor('cut-short')).toHaveLength(1);
+    expect(await settledRecord(res.headers.get('x-agentry-execution-id'))).toMatchObject({
+      status: 'failed',
+      error_type: 'Llm.Rejected',
+    });
+  });
+
   it('§9.5: after the model started, a failure of every attempt ends the stream in-band with one error event (502)', async () => {
     const id = await registerLlm('always-drops');
     fake.script('always-drops', { text: 'a b c d e f', dropAfterDeltas: { attempts: 100, after: 2 } });
