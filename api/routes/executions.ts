@@ -25,6 +25,20 @@ export type ExecutionRouteDeps = ExecutionResponseDeps;
 const errorDetail = (r: ExecutionRecord): string =>
   r.status === 'cancelled' ? 'Execution cancelled' : `Execution failed: ${r.error_type ?? 'unknown error'}`;
 
+/**
+ * The model activity stores the answer before it publishes `done`; the record's outcome follows a
+ * moment later. In between the execution has succeeded already: say so (and refuse to cancel it).
+ */
+function settled(r: ExecutionRecord, answer: StoredAnswer | null): ExecutionRecord {
+  if (r.status !== 'running' || !answer) return r;
+  return {
+    ...r,
+    status: 'succeeded',
+    input_tokens: answer.usage.input_tokens,
+    output_tokens: answer.usage.output_tokens,
+  };
+}
+
 function presentExecution(r: ExecutionRecord, answer: StoredAnswer | null) {
   return {
     id: r.id,
@@ -129,7 +143,8 @@ export function executionRoutes(routes: RouteRegistry, deps: ExecutionRouteDeps)
     },
     async (req, res) => {
       const record = await visible(req);
-      res.json(presentExecution(record, await answerOf(record)));
+      const answer = await answerOf(record);
+      res.json(presentExecution(settled(record, answer), answer));
     },
   );
 
@@ -182,7 +197,8 @@ export function executionRoutes(routes: RouteRegistry, deps: ExecutionRouteDeps)
       errors: [401, 404, 409, 503],
     },
     async (req, res: Response) => {
-      const record = await visible(req);
+      const stored = await visible(req);
+      const record = stored.status === 'running' ? settled(stored, await answerOf(stored)) : stored;
       const notRunning = (r: ExecutionRecord) =>
         new Conflict(`Execution ${r.id} is not running: it is ${r.status}`);
       if (record.status !== 'running') throw notRunning(record);

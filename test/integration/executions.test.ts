@@ -4,6 +4,8 @@
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { answerOf, parseNdjson, parseSse, type Api, type Credentials } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';
+import { randomUUID } from 'node:crypto';
+import { answerPayloadId } from '../../activities/call-model';
 import { relayKey } from '../../infra/relay';
 
 let stack: Stack;
@@ -319,6 +321,38 @@ describe('DX-2 GET /executions/:id/stream', () => {
     expect(parseSse(gone.text).map((m) => JSON.parse(m.data!))).toEqual([
       { type: 'error', seq: 1, status: 410, detail: 'The answer is no longer retained' },
     ]);
+  });
+});
+
+describe('DX-1/DX-3 between the answer and the record', () => {
+  it('DX-1/DX-3: once the answer is stored (and `done` published) but before the record caught up, GET reads succeeded with the usage and DELETE answers 409', async () => {
+    // The window between the model activity storing the answer and the record's outcome, held open.
+    const id = randomUUID();
+    await stack.rt.executions.create(
+      {
+        id,
+        kind: 'llm_query',
+        api_key_id: stack.env.adminKeyId,
+        workflow_id: `execution-${id}`,
+        llm_id: null,
+      },
+      { payloadId: randomUUID(), content: { messages: [] } },
+    );
+    await stack.rt.executions.putPayload(answerPayloadId(id), id, 'answer', {
+      text: 'All done.',
+      usage: { input_tokens: 3, output_tokens: 2 },
+    });
+    expect((await stack.rt.executions.get(id))!.status).toBe('running');
+    const read = await stack.api.get(`/executions/${id}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({
+      status: 'succeeded',
+      usage: { input_tokens: 3, output_tokens: 2 },
+      answer: 'All done.',
+    });
+    const cancel = await stack.api.delete(`/executions/${id}`);
+    expect(cancel.status).toBe(409);
+    expect(cancel.body.detail).toBe(`Execution ${id} is not running: it is succeeded`);
   });
 });
 
