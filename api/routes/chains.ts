@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChainStore, StoredChain } from '../../db/chain-store';
 import type { PromptStore } from '../../db/prompt-store';
 import { Forbidden, InvalidInput } from '../../domain/errors';
-import { can, type Principal } from '../../domain/permissions';
+import { can, canOnAll, type Principal } from '../../domain/permissions';
 import { loadChain } from '../chain-access';
 import { principalOf } from '../auth';
 import type { RouteRegistry } from '../route-registry';
@@ -99,7 +99,7 @@ export function chainRoutes(routes: RouteRegistry, deps: ChainRouteDeps): Router
     },
     async (req, res) => {
       const principal = principalOf(req);
-      if (!can(principal, 'execute', 'chains', { id: '' }))
+      if (!canOnAll(principal, 'execute', 'chains'))
         throw new Forbidden('API key lacks execute:chains permission to create chains');
       const body = req.body;
       await checkSteps(deps, principal, body);

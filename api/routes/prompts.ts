@@ -7,7 +7,7 @@ import type { LlmStore } from '../../db/llm-store';
 import type { PromptStore, StoredPrompt } from '../../db/prompt-store';
 import type { RoutingPolicy, RoutingPolicyStore } from '../../db/routing-policy-store';
 import { Conflict, Forbidden, InvalidInput, NotFound } from '../../domain/errors';
-import { can, isAdmin, type Principal } from '../../domain/permissions';
+import { can, canOnAll, isAdmin, type Principal } from '../../domain/permissions';
 import { analyzeEmbeddability, type PromptDefinition } from '../../domain/prompt-analysis';
 import type { ExecuteCache } from '../../infra/execute-cache';
 import { isUuid, newId } from '../../infra/ids';
@@ -174,7 +174,7 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
     },
     async (req, res) => {
       const principal = principalOf(req);
-      if (!can(principal, 'write', 'prompts', { id: '' }))
+      if (!canOnAll(principal, 'write', 'prompts'))
         throw new Forbidden('API key lacks write:prompts permission to create prompts');
       const def = definitionOf(req.body);
       checkTemplateSize(def);
@@ -344,7 +344,7 @@ function routingPolicyRoutes(routes: RouteRegistry, router: Router, deps: Prompt
     },
     async (req, res) => {
       const principal = principalOf(req);
-      if (!can(principal, 'write', 'routing_policies', { id: '' }))
+      if (!canOnAll(principal, 'write', 'routing_policies'))
         throw new Forbidden('API key lacks write:routing_policies permission to create routing policies');
       const llms = await checkLlms(principal, req.body.llms);
       const policy = await deps.routingPolicies.create({
