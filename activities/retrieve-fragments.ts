@@ -11,6 +11,7 @@ import type { Placeholder } from '../domain/agent-rules';
 import { compileFilter, parseFilter } from '../domain/filters';
 import { EmbeddingError } from '../infra/embedders';
 import { FailureType, type FragmentRef, type RetrieveInput } from '../workflows/contracts';
+import { embedWith, QueryEmbeddings } from './query-embeddings';
 import { searchFragments, type ScoredFragment, type SearchDeps } from './search-fragments';
 
 /** What the API stores for an agent execution (encrypted, SPEC §9.3). */
@@ -60,6 +61,7 @@ const missing = (what: string): ApplicationFailure =>
   });
 
 export function createRetrieveFragments(deps: RetrievalDeps) {
+  const queries = new QueryEmbeddings(embedWith(deps));
   return async function retrieveFragments(input: RetrieveInput): Promise<FragmentRef[]> {
     const [version, pipeline, request] = await Promise.all([
       deps.agents.getVersion(input.agentId, input.agentVersion),
@@ -74,7 +76,8 @@ export function createRetrieveFragments(deps: RetrievalDeps) {
     const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
     if (!model) throw missing('The embedding model');
     try {
-      const fragments = await retrieveForPlaceholder(deps, pipeline, model, placeholder, request);
+      const search = { ...deps, embedQuery: queries.forExecution(input.executionId) };
+      const fragments = await retrieveForPlaceholder(search, pipeline, model, placeholder, request);
       return fragments.map((f) => ({ id: f.id, score: f.score }));
     } catch (err) {
       if (!(err instanceof EmbeddingError)) throw err;

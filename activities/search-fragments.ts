@@ -7,6 +7,7 @@ import type { FragmentStore, SearchScope } from '../db/fragment-store';
 import type { Pipeline } from '../db/pipeline-store';
 import { mmr } from '../domain/mmr';
 import { createEmbedder, type Embedder } from '../infra/embedders';
+import type { EmbedQuery } from './query-embeddings';
 
 export type SearchType = 'similarity' | 'mmr' | 'full_text' | 'hybrid';
 
@@ -30,6 +31,8 @@ export interface ScoredFragment extends FragmentRecord {
 export interface SearchDeps {
   embeddingModels: EmbeddingModelStore;
   fragments: FragmentStore;
+  /** Embeds a search text (default: the model's embedder each time). */
+  embedQuery?: EmbedQuery;
 }
 
 /** Reciprocal-rank fusion constant (SR-1). */
@@ -68,15 +71,17 @@ export async function searchFragments(
     return ranked(hits, (h) => h.rank);
   }
 
-  const [vector] = await (await embedderFor(deps, model)).embed([params.query]);
+  const vector = deps.embedQuery
+    ? await deps.embedQuery(model, params.query)
+    : (await (await embedderFor(deps, model)).embed([params.query]))[0]!;
   switch (params.searchType) {
     case 'similarity': {
-      const hits = withinThreshold(await deps.fragments.nearest(scope, vector!, params.k));
+      const hits = withinThreshold(await deps.fragments.nearest(scope, vector, params.k));
       return ranked(hits, (h) => h.distance);
     }
     case 'mmr': {
-      const candidates = withinThreshold(await deps.fragments.nearest(scope, vector!, params.fetchK, true));
-      const order = mmr(vector!, candidates as { embedding: number[] }[], params.k, params.lambdaMult);
+      const candidates = withinThreshold(await deps.fragments.nearest(scope, vector, params.fetchK, true));
+      const order = mmr(vector, candidates as { embedding: number[] }[], params.k, params.lambdaMult);
       return ranked(
         order.map((i) => candidates[i]!),
         (h) => h.distance,
@@ -85,7 +90,7 @@ export async function searchFragments(
     case 'hybrid': {
       const depth = Math.min(Math.max(params.k * 4, 20), 200);
       const [vectorHits, textHits] = await Promise.all([
-        deps.fragments.nearest(scope, vector!, depth),
+        deps.fragments.nearest(scope, vector, depth),
         deps.fragments.fullText(scope, pipeline.text_search_config, params.query, depth),
       ]);
       const fused = new Map<string, { fragment: FragmentRecord; score: number }>();

@@ -11,6 +11,7 @@ import {
   retrieveForPlaceholder,
   type AgentRequestContent,
 } from '../../activities/retrieve-fragments';
+import { embedWith, QueryEmbeddings } from '../../activities/query-embeddings';
 import type { SearchDeps } from '../../activities/search-fragments';
 import { resolveReader } from '../../domain/classifications';
 import { InvalidInput, NotFound, UpstreamFailed, type ErrorItem } from '../../domain/errors';
@@ -228,9 +229,11 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
       if (!model) throw new NotFound(`Embedding model of pipeline ${pipeline.id} not found`);
       const result: Record<string, unknown[]> = {};
       try {
+        // As in an execution, identical search texts are embedded once (EX-2).
+        const search = { ...deps, embedQuery: new QueryEmbeddings(embedWith(deps)).forExecution('dry-run') };
         for (const placeholder of agent.placeholders.filter(isRetrieval)) {
           result[placeholder.name] = await retrieveForPlaceholder(
-            deps,
+            search,
             pipeline,
             model,
             placeholder,

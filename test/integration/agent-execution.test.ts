@@ -226,3 +226,67 @@ describe('§9.3 execution', () => {
     expect(fake.requests).toHaveLength(1);
   });
 });
+
+describe('EX-2 query embeddings', () => {
+  it('EX-2: identical search texts of one execution are embedded once (and so in the dry run); different texts each once', async () => {
+    fake.scriptEmbeddings('emb-once', { size: 16 });
+    const model = await stack.api.post('/embedding_models', {
+      name: 'embedded-once',
+      provider: 'openai',
+      size: 16,
+      parameters: { endpoint: fake.url, model: 'emb-once', api_key: 'sk-emb' },
+    });
+    const splitter = await stack.api.post('/text_splitters', {
+      name: 'once-lines',
+      provider: 'character',
+      parameters: { separator: '\n', chunk_size: 60, chunk_overlap: 0 },
+    });
+    const pipeline = await stack.api.post('/pipelines', {
+      name: 'once',
+      embedding_model_id: model.body.id,
+      text_splitter_id: splitter.body.id,
+      classifications: [{ name: 'public' }],
+    });
+    const doc = await stack.api.post(`/pipelines/${pipeline.body.id}/documents`, {
+      content: 'The vault rotates credentials.\nThe cafeteria opens at eight.',
+      classification: 'public',
+    });
+    for (let i = 0; i < 300; i++) {
+      const got = await stack.api.get(`/pipelines/${pipeline.body.id}/documents/${doc.body.id}`);
+      if (got.body.status === 'ready') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const agent = await stack.api.post('/agents', {
+      name: 'three-contexts',
+      prompt: [
+        { role: 'system', template: 'Answer from the context.' },
+        { role: 'user', template: '{a}\n{b}\n{c}\nQ: {question} ({topic})' },
+      ],
+      placeholders: [
+        { name: 'question', type: 'query' },
+        { name: 'topic', type: 'query' },
+        { name: 'a', type: 'similarity', target: 'question', params: { k: 1 } },
+        { name: 'b', type: 'mmr', target: 'question', params: { k: 1, fetch_k: 2, lambda_mult: 0.5 } },
+        { name: 'c', type: 'similarity', target: 'topic', params: { k: 1 } },
+      ],
+    });
+    expect(agent.status).toBe(201);
+    const body = { prompt: { question: 'When does it open?', topic: 'cafeteria' }, classification: 'public' };
+    const embedded = () => fake.embeddingRequestsFor('emb-once').flatMap((r) => r.body.input as string[]);
+    const before = embedded().length;
+    fake.script('m', { text: 'At eight.' });
+    const res = await stack.api.post(`/agents/${agent.body.id}/execute`, body, {
+      'x-pipeline-id': pipeline.body.id,
+      'x-llm-id': llmId,
+    });
+    expect(res.status).toBe(200);
+    expect(embedded().slice(before).sort()).toEqual(['When does it open?', 'cafeteria']);
+
+    const dryBefore = embedded().length;
+    const dry = await stack.api.post(`/agents/${agent.body.id}/search`, body, {
+      'x-pipeline-id': pipeline.body.id,
+    });
+    expect(dry.status).toBe(200);
+    expect(embedded().slice(dryBefore).sort()).toEqual(['When does it open?', 'cafeteria']);
+  });
+});
