@@ -4,10 +4,13 @@
 // the second placeholder with the same text reuse the first one's vector. Vectors stay in memory
 // only (never in history), for at most a minute; a failed embedding is not kept.
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { EmbeddingModel } from '../db/embedding-model-store';
 import { embedderFor, type SearchDeps } from './search-fragments';
 
 const KEEP_MS = 60_000;
+/** Texts held at once, across executions (a bound on memory, far above what a minute needs). */
+const MAX_TEXTS = 10_000;
 
 export type EmbedQuery = (model: EmbeddingModel, text: string) => Promise<number[]>;
 
@@ -20,29 +23,20 @@ export const embedWith =
   };
 
 export class QueryEmbeddings {
-  private readonly vectors = new Map<string, { vector: Promise<number[]>; expiresAt: number }>();
+  private readonly vectors = new LRUCache<string, Promise<number[]>>({ max: MAX_TEXTS, ttl: KEEP_MS });
 
   constructor(private readonly embed: EmbedQuery) {}
 
   /** The embedder of one execution's (or one dry run's) queries. */
   forExecution(executionId: string): EmbedQuery {
     return (model, text) => {
-      this.sweep();
       const key = createHash('sha256').update(`${executionId}\0${model.id}\0${text}`).digest('base64');
       const held = this.vectors.get(key);
-      if (held) return held.vector;
+      if (held) return held;
       const vector = this.embed(model, text);
-      this.vectors.set(key, { vector, expiresAt: Date.now() + KEEP_MS });
+      this.vectors.set(key, vector);
       vector.catch(() => this.vectors.delete(key));
       return vector;
     };
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    for (const [key, entry] of this.vectors) {
-      if (entry.expiresAt > now) break; // insertion order is expiry order
-      this.vectors.delete(key);
-    }
   }
 }

@@ -1,26 +1,24 @@
 // One OpenAI client per LLM endpoint and key, kept between calls: a client per attempt would
 // build its options and, against a TLS endpoint, open a new connection (a handshake) each time.
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import OpenAI from 'openai';
 
 /** Clients kept; the least recently used is dropped past this (LLMs are few). */
 const MAX_CLIENTS = 256;
 
 export class ModelClients {
-  private readonly clients = new Map<string, OpenAI>();
+  private readonly clients = new LRUCache<string, OpenAI>({ max: MAX_CLIENTS });
 
   get(endpoint: string, apiKey: string): OpenAI {
     // The key is hashed so that the map's keys never hold the secret itself.
     const id = createHash('sha256').update(endpoint).update('\0').update(apiKey).digest('base64');
     let client = this.clients.get(id);
-    if (client) {
-      this.clients.delete(id);
-    } else {
+    if (!client) {
       // Retries are Temporal's (LLM-3); the no-progress timer and cancellation end a call.
       client = new OpenAI({ apiKey, baseURL: endpoint, maxRetries: 0, timeout: 24 * 3600_000 });
-      if (this.clients.size >= MAX_CLIENTS) this.clients.delete(this.clients.keys().next().value!);
+      this.clients.set(id, client);
     }
-    this.clients.set(id, client);
     return client;
   }
 }

@@ -24,3 +24,23 @@ export function readableText(value: unknown): string {
   });
   return [text, ...decoded].join('\n');
 }
+
+/** A local activity as its `core_local_activity` marker records it (the SDK's plain-JSON data). */
+export interface LocalActivityMarker {
+  activity_type: string;
+  attempt: number;
+}
+
+/** The local activities of a history, in the order their markers were recorded. */
+export function localActivityMarkers(
+  events: { markerRecordedEventAttributes?: { markerName?: string | null; details?: unknown } | null }[],
+): LocalActivityMarker[] {
+  return events.flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    const details = marker?.details as
+      { data?: { payloads?: { data?: Uint8Array | null }[] | null } } | undefined;
+    const data = details?.data?.payloads?.[0]?.data;
+    if (marker?.markerName !== 'core_local_activity' || !data) return [];
+    return [JSON.parse(Buffer.from(data).toString('utf8')) as LocalActivityMarker];
+  });
+}

@@ -3,6 +3,7 @@
 // EX-4), traces (TR-1..TR-3) and the dry run (§10).
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { answerOf, parseNdjson } from '../helpers/http';
+import { seedPipeline } from '../helpers/knowledge';
 import { startStack, type Stack } from '../helpers/stack';
 
 let stack: Stack;
@@ -230,32 +231,16 @@ describe('§9.3 execution', () => {
 describe('EX-2 query embeddings', () => {
   it('EX-2: identical search texts of one execution are embedded once (and so in the dry run); different texts each once', async () => {
     fake.scriptEmbeddings('emb-once', { size: 16 });
-    const model = await stack.api.post('/embedding_models', {
-      name: 'embedded-once',
-      provider: 'openai',
-      size: 16,
-      parameters: { endpoint: fake.url, model: 'emb-once', api_key: 'sk-emb' },
-    });
-    const splitter = await stack.api.post('/text_splitters', {
-      name: 'once-lines',
-      provider: 'character',
-      parameters: { separator: '\n', chunk_size: 60, chunk_overlap: 0 },
-    });
-    const pipeline = await stack.api.post('/pipelines', {
+    const pipeline = await seedPipeline(stack.api, {
       name: 'once',
-      embedding_model_id: model.body.id,
-      text_splitter_id: splitter.body.id,
-      classifications: [{ name: 'public' }],
+      embeddingModel: {
+        name: 'embedded-once',
+        provider: 'openai',
+        size: 16,
+        parameters: { endpoint: fake.url, model: 'emb-once', api_key: 'sk-emb' },
+      },
+      documents: ['The vault rotates credentials.\nThe cafeteria opens at eight.'],
     });
-    const doc = await stack.api.post(`/pipelines/${pipeline.body.id}/documents`, {
-      content: 'The vault rotates credentials.\nThe cafeteria opens at eight.',
-      classification: 'public',
-    });
-    for (let i = 0; i < 300; i++) {
-      const got = await stack.api.get(`/pipelines/${pipeline.body.id}/documents/${doc.body.id}`);
-      if (got.body.status === 'ready') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
     const agent = await stack.api.post('/agents', {
       name: 'three-contexts',
       prompt: [
@@ -276,7 +261,7 @@ describe('EX-2 query embeddings', () => {
     const before = embedded().length;
     fake.script('m', { text: 'At eight.' });
     const res = await stack.api.post(`/agents/${agent.body.id}/execute`, body, {
-      'x-pipeline-id': pipeline.body.id,
+      'x-pipeline-id': pipeline.pipelineId,
       'x-llm-id': llmId,
     });
     expect(res.status).toBe(200);
@@ -284,7 +269,7 @@ describe('EX-2 query embeddings', () => {
 
     const dryBefore = embedded().length;
     const dry = await stack.api.post(`/agents/${agent.body.id}/search`, body, {
-      'x-pipeline-id': pipeline.body.id,
+      'x-pipeline-id': pipeline.pipelineId,
     });
     expect(dry.status).toBe(200);
     expect(embedded().slice(dryBefore).sort()).toEqual(['When does it open?', 'cafeteria']);

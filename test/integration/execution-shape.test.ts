@@ -4,7 +4,9 @@
 // Two workflow tasks in all: a change that adds a round trip through the server fails here.
 import { temporal as proto } from '@temporalio/proto';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { localActivityMarkers } from '../helpers/history-text';
 import { answerOf, parseNdjson } from '../helpers/http';
+import { seedPipeline } from '../helpers/knowledge';
 import { startStack, type Stack } from '../helpers/stack';
 
 const EventType = proto.api.enums.v1.EventType;
@@ -25,45 +27,20 @@ async function shapeOf(executionId: string): Promise<Shape> {
   const handle = stack.temporal.workflow.getHandle(`execution-${executionId}`);
   await handle.result();
   const events = (await handle.fetchHistory()).events ?? [];
-  const localActivities = events.flatMap((e) => {
-    const marker = e.markerRecordedEventAttributes;
-    if (marker?.markerName !== 'core_local_activity') return [];
-    // The SDK's bookkeeping of the marker is plain JSON (ids and times; the result is encrypted).
-    const data = marker.details?.data?.payloads?.[0]?.data;
-    return [(JSON.parse(Buffer.from(data!).toString('utf8')) as { activity_type: string }).activity_type];
-  });
   return {
     workflowTasks: events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length,
     activities: events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
-    localActivities,
+    localActivities: localActivityMarkers(events).map((m) => m.activity_type),
   };
 }
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
   stack = await startStack();
-  const model = await stack.api.post('/embedding_models', { name: 'hash', provider: 'hash', size: 64 });
-  const splitter = await stack.api.post('/text_splitters', {
-    name: 'lines',
-    provider: 'character',
-    parameters: { separator: '\n', chunk_size: 60, chunk_overlap: 0 },
-  });
-  const pipeline = await stack.api.post('/pipelines', {
+  ({ pipelineId } = await seedPipeline(stack.api, {
     name: 'kb',
-    embedding_model_id: model.body.id,
-    text_splitter_id: splitter.body.id,
-    classifications: [{ name: 'public' }],
-  });
-  pipelineId = pipeline.body.id;
-  const doc = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
-    content: 'The vault rotates credentials.\nThe cafeteria opens at eight.',
-    classification: 'public',
-  });
-  for (let i = 0; i < 300; i++) {
-    const res = await stack.api.get(`/pipelines/${pipelineId}/documents/${doc.body.id}`);
-    if (res.body.status === 'ready') break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    documents: ['The vault rotates credentials.\nThe cafeteria opens at eight.'],
+  }));
   llmId = (await stack.api.post('/llms', { name: 'fake', endpoint: fake.url, model: 'm', api_key: 'sk-x' }))
     .body.id;
 });

@@ -12,6 +12,7 @@ import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Client as PgClient } from 'pg';
 import type { FakeModelServer } from '../fakes/fake-model-server';
+import { localActivityMarkers } from '../helpers/history-text';
 import { answerOf, type Api } from '../helpers/http';
 import { ROOT } from '../helpers/services';
 
@@ -299,16 +300,9 @@ export async function localActivityAttempts(
   const connection = await Connection.connect({ address });
   try {
     const history = await new TemporalClient({ connection }).workflow.getHandle(workflowId).fetchHistory();
-    return (history.events ?? []).flatMap((event) => {
-      const marker = event.markerRecordedEventAttributes;
-      const data = marker?.details?.data?.payloads?.[0]?.data;
-      if (marker?.markerName !== 'core_local_activity' || !data) return [];
-      const info = JSON.parse(Buffer.from(data).toString('utf8')) as {
-        activity_type: string;
-        attempt: number;
-      };
-      return info.activity_type === activity ? [info.attempt] : [];
-    });
+    return localActivityMarkers(history.events ?? [])
+      .filter((m) => m.activity_type === activity)
+      .map((m) => m.attempt);
   } finally {
     await connection.close();
   }
