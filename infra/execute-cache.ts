@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { RESP_TYPES } from 'redis';
 import type { RedisClient } from './redis-client';
 import type { KeyRing } from './crypto';
+import { expiringEntries } from './expiring-entries';
 
 export interface CachedAnswer {
   text: string;
@@ -93,7 +94,7 @@ export class RedisExecuteCache implements ExecuteCache {
 
 /** The embedded quick start's cache (no Redis): same contract, one process. */
 export class MemoryExecuteCache implements ExecuteCache {
-  private readonly entries = new Map<string, { value: Buffer; expires: number }>();
+  private readonly entries = expiringEntries<Buffer>();
   private hits = 0;
   private misses = 0;
 
@@ -102,25 +103,15 @@ export class MemoryExecuteCache implements ExecuteCache {
     private readonly ttlSeconds: number,
   ) {}
 
-  private live(key: string): Buffer | null {
-    const entry = this.entries.get(key);
-    if (entry && entry.expires > Date.now()) return entry.value;
-    this.entries.delete(key);
-    return null;
-  }
-
   async get(key: string): Promise<CachedAnswer | null> {
-    const raw = this.live(key);
+    const raw = this.entries.get(key);
     if (raw) this.hits++;
     else this.misses++;
     return raw ? this.keyring.decryptJson<CachedAnswer>('content', raw) : null;
   }
 
   async set(key: string, value: CachedAnswer): Promise<void> {
-    this.entries.set(key, {
-      value: this.keyring.encryptJson('content', value),
-      expires: Date.now() + this.ttlSeconds * 1000,
-    });
+    this.entries.set(key, this.keyring.encryptJson('content', value), { ttl: this.ttlSeconds * 1000 });
   }
 
   async clearPrompt(promptId: string): Promise<void> {
@@ -129,7 +120,7 @@ export class MemoryExecuteCache implements ExecuteCache {
   }
 
   async stats(): Promise<CacheStats> {
-    const entries = [...this.entries.keys()].filter((k) => this.live(k)).length;
-    return statsOf(this.hits, this.misses, entries);
+    this.entries.purgeStale();
+    return statsOf(this.hits, this.misses, this.entries.size);
   }
 }

@@ -1,6 +1,7 @@
 // Idempotency keys (SPEC §15 DX-4): one small value per key with an expiry, claimed atomically so
 // that two concurrent requests with the same key start one execution. Redis (SET NX, and Lua
 // compare-and-set / compare-and-delete) in production; an in-process map for the quick start.
+import { expiringEntries } from './expiring-entries';
 import { outlastingOutage, type RedisClient } from './redis-client';
 
 export interface IdempotencyStore {
@@ -59,28 +60,22 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 }
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly entries = new Map<string, { value: string; expiresAt: number }>();
+  private readonly entries = expiringEntries<string>();
 
   private held(key: string): string | null {
-    const entry = this.entries.get(key);
-    if (!entry) return null;
-    if (entry.expiresAt > Date.now()) return entry.value;
-    this.entries.delete(key);
-    return null;
+    return this.entries.get(key) ?? null;
   }
 
   async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
-    const now = Date.now();
-    for (const [k, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(k);
     const held = this.held(key);
     if (held !== null) return held;
-    this.entries.set(key, { value, expiresAt: now + ttlMs });
+    this.entries.set(key, value, { ttl: ttlMs });
     return null;
   }
 
   async replace(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
     if (this.held(key) !== expected) return false;
-    this.entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+    this.entries.set(key, value, { ttl: ttlMs });
     return true;
   }
 

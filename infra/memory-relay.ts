@@ -2,28 +2,23 @@
 import { EventEmitter } from 'node:events';
 import type { RelayEvent } from '../domain/stream-events';
 import type { KeyRing } from './crypto';
+import { expiringEntries } from './expiring-entries';
 import { compareEntryIds, RELAY_TTL_MS, type Relay, type RelayEntry } from './relay';
 
 interface MemoryLog {
   entries: { id: string; data: Buffer }[];
-  expiresAt: number;
   lastMs: number;
   counter: number;
 }
 
 export class MemoryRelay implements Relay {
-  private readonly logs = new Map<string, MemoryLog>();
+  private readonly logs = expiringEntries<MemoryLog>();
   private readonly appended = new EventEmitter().setMaxListeners(0);
 
   constructor(private readonly keyring: KeyRing) {}
 
   async publish(executionId: string, event: RelayEvent): Promise<string> {
-    this.sweep();
-    let log = this.logs.get(executionId);
-    if (!log) {
-      log = { entries: [], expiresAt: 0, lastMs: 0, counter: 0 };
-      this.logs.set(executionId, log);
-    }
+    const log = this.logs.get(executionId) ?? { entries: [], lastMs: 0, counter: 0 };
     const now = Date.now();
     if (now > log.lastMs) {
       log.lastMs = now;
@@ -31,7 +26,8 @@ export class MemoryRelay implements Relay {
     } else log.counter++;
     const id = `${log.lastMs}-${log.counter}`;
     log.entries.push({ id, data: this.keyring.encryptJson('relay', event) });
-    log.expiresAt = now + RELAY_TTL_MS;
+    // Each event restarts the log's hour (SPEC §9.6: expiry after the last event).
+    this.logs.set(executionId, log, { ttl: RELAY_TTL_MS });
     this.appended.emit(executionId);
     return id;
   }
@@ -57,11 +53,6 @@ export class MemoryRelay implements Relay {
     return log.entries
       .filter((e) => compareEntryIds(e.id, afterId) > 0)
       .map((e) => ({ id: e.id, event: this.keyring.decryptJson<RelayEvent>('relay', e.data) }));
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    for (const [id, log] of this.logs) if (log.expiresAt < now) this.logs.delete(id);
   }
 
   async close(): Promise<void> {

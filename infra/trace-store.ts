@@ -2,6 +2,7 @@
 // the API key that ran it. Redis in production, in-process for the quick start.
 import type { RedisClient } from './redis-client';
 import type { KeyRing } from './crypto';
+import { expiringEntries } from './expiring-entries';
 
 export interface TraceStore {
   put(traceId: string, ownerKeyId: string, trace: unknown, ttlSeconds: number): Promise<void>;
@@ -41,23 +42,20 @@ export class RedisTraceStore implements TraceStore {
 }
 
 export class MemoryTraceStore implements TraceStore {
-  private readonly entries = new Map<string, { data: Buffer; expiresAt: number }>();
+  private readonly entries = expiringEntries<Buffer>();
 
   constructor(private readonly keyring: KeyRing) {}
 
   async put(traceId: string, ownerKeyId: string, trace: unknown, ttlSeconds: number): Promise<void> {
-    const now = Date.now();
-    for (const [id, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(id);
-    this.entries.set(traceId, {
-      data: this.keyring.encryptJson('trace', { owner: ownerKeyId, trace }),
-      expiresAt: now + ttlSeconds * 1000,
+    this.entries.set(traceId, this.keyring.encryptJson('trace', { owner: ownerKeyId, trace }), {
+      ttl: ttlSeconds * 1000,
     });
   }
 
   async get(traceId: string, keyId: string): Promise<unknown> {
-    const entry = this.entries.get(traceId);
-    if (!entry || entry.expiresAt <= Date.now()) return null;
-    const envelope = this.keyring.decryptJson<Envelope>('trace', entry.data);
+    const data = this.entries.get(traceId);
+    if (!data) return null;
+    const envelope = this.keyring.decryptJson<Envelope>('trace', data);
     return envelope.owner === keyId ? envelope.trace : null;
   }
 }

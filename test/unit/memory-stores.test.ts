@@ -1,0 +1,54 @@
+// The embedded quick start's in-process stores keep entries until their own TTL and no longer.
+import { KeyRing } from '../../infra/crypto';
+import { MemoryExecuteCache } from '../../infra/execute-cache';
+import { MemoryIdempotencyStore } from '../../infra/idempotency-store';
+import { MemoryTraceStore } from '../../infra/trace-store';
+
+const keyring = new KeyRing('memory-stores-test-secret-0123456789');
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const answer = { text: 'cached', usage: { input_tokens: 1, output_tokens: 2 }, provider: 'p', model: 'm' };
+
+describe('in-process stores with expiring entries', () => {
+  it('a trace is readable by its owner until its TTL and gone after it', async () => {
+    const store = new MemoryTraceStore(keyring);
+    await store.put('t-short', 'key-1', { step: 1 }, 0.05);
+    await store.put('t-long', 'key-1', { step: 2 }, 60);
+    expect(await store.get('t-short', 'key-1')).toEqual({ step: 1 });
+    expect(await store.get('t-short', 'key-2')).toBeNull();
+    await pause(120);
+    expect(await store.get('t-short', 'key-1')).toBeNull();
+    expect(await store.get('t-long', 'key-1')).toEqual({ step: 2 });
+  });
+
+  it('the EXECUTE cache counts hits and misses and live entries only', async () => {
+    const cache = new MemoryExecuteCache(keyring, 0.05);
+    await cache.set('prompt:execute:p1:h:depth1', answer);
+    expect(await cache.get('prompt:execute:p1:h:depth1')).toEqual(answer);
+    expect((await cache.stats()).entries).toBe(1);
+    await pause(120);
+    expect(await cache.get('prompt:execute:p1:h:depth1')).toBeNull();
+    expect(await cache.stats()).toMatchObject({ hits: 1, misses: 1, entries: 0 });
+  });
+
+  it('clearing a prompt drops its answers and keeps the others', async () => {
+    const cache = new MemoryExecuteCache(keyring, 60);
+    await cache.set('prompt:execute:p1:h:depth1', answer);
+    await cache.set('prompt:execute:p2:h:depth1', answer);
+    await cache.clearPrompt('p1');
+    expect(await cache.get('prompt:execute:p1:h:depth1')).toBeNull();
+    expect(await cache.get('prompt:execute:p2:h:depth1')).toEqual(answer);
+  });
+
+  it('an idempotency claim holds until its TTL, then the key can be claimed again', async () => {
+    const store = new MemoryIdempotencyStore();
+    expect(await store.claim('k', 'first', 50)).toBeNull();
+    expect(await store.claim('k', 'second', 50)).toBe('first');
+    expect(await store.replace('k', 'other', 'x', 50)).toBe(false);
+    expect(await store.replace('k', 'first', 'done', 50)).toBe(true);
+    expect(await store.claim('k', 'third', 50)).toBe('done');
+    await pause(120);
+    expect(await store.claim('k', 'fourth', 50)).toBeNull();
+    await store.release('k', 'fourth');
+    expect(await store.claim('k', 'fifth', 50)).toBeNull();
+  });
+});
