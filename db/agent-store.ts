@@ -4,31 +4,26 @@ import type { Knex } from 'knex';
 import type { AgentDefinition } from '../domain/agent-rules';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import { listReadable } from './list-query';
+import {
+  listNamed,
+  namedColumns,
+  namedFields,
+  namedOf,
+  type NamedResource,
+  type NamedRow,
+} from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface Agent extends AgentDefinition {
-  id: string;
-  name: string;
-  description: string | null;
+export interface Agent extends AgentDefinition, NamedResource {
   version: number;
-  ownerKeyId: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-interface Row extends Record<string, unknown> {
-  id: string;
-  name: string;
-  description: string | null;
+interface Row extends NamedRow {
   prompt: AgentDefinition['prompt'];
   placeholders: AgentDefinition['placeholders'];
   metadata: AgentDefinition['metadata'];
   tools: AgentDefinition['tools'];
   version: number;
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** What a version keeps: the whole definition as it was. */
@@ -39,40 +34,16 @@ export interface AgentVersion extends AgentDefinition {
   created_at: Date;
 }
 
-export const AGENT_FIELDS: ListFields = {
-  id: 'uuid',
-  name: 'string',
-  description: 'string',
-  version: 'number',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-};
-const SELECT = [
-  'id',
-  'name',
-  'description',
-  'prompt',
-  'placeholders',
-  'metadata',
-  'tools',
-  'version',
-  'owner_key_id',
-  'created_at',
-  'updated_at',
-];
+export const AGENT_FIELDS: ListFields = namedFields({ version: 'number' });
+const SELECT = namedColumns('prompt', 'placeholders', 'metadata', 'tools', 'version');
 
 const toAgent = (r: Row): Agent => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
+  ...namedOf(r),
   prompt: r.prompt,
   placeholders: r.placeholders,
   metadata: r.metadata,
   tools: r.tools,
   version: r.version,
-  ownerKeyId: r.owner_key_id,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
 });
 
 const json = (def: AgentDefinition) => ({
@@ -179,18 +150,7 @@ export class AgentStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Agent>> {
-    return listReadable<Row, Agent>(
-      this.db,
-      {
-        table: 'agents',
-        type: 'agents',
-        select: SELECT,
-        fields: AGENT_FIELDS,
-        toItem: toAgent,
-        nullableText: ['description'],
-      },
-      principal,
-      req,
-    );
+    const table = { table: 'agents', select: SELECT, fields: AGENT_FIELDS, toItem: toAgent } as const;
+    return listNamed<Row, Agent>(this.db, table, principal, req);
   }
 }

@@ -2,47 +2,28 @@
 import type { Knex } from 'knex';
 import type { ListPage, ListRequest, ListFields } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import { listReadable } from './list-query';
+import {
+  listNamed,
+  namedColumns,
+  namedFields,
+  namedOf,
+  type NamedResource,
+  type NamedRow,
+} from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  description: string | null;
+export interface ApiKey extends NamedResource {
   permissions: string[];
-  ownerKeyId: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-interface Row extends Record<string, unknown> {
-  id: string;
-  name: string;
-  description: string | null;
+interface Row extends NamedRow {
   permissions: string[];
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-export const API_KEY_FIELDS: ListFields = {
-  id: 'uuid',
-  name: 'string',
-  description: 'string',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-};
-const PUBLIC = ['id', 'name', 'description', 'permissions', 'owner_key_id', 'created_at', 'updated_at'];
+export const API_KEY_FIELDS: ListFields = namedFields();
+const PUBLIC = namedColumns('permissions');
 
-const toKey = (r: Row): ApiKey => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
-  permissions: r.permissions,
-  ownerKeyId: r.owner_key_id,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
+const toKey = (r: Row): ApiKey => ({ ...namedOf(r), permissions: r.permissions });
 
 export class ApiKeyStore {
   constructor(private readonly db: Knex) {}
@@ -96,19 +77,8 @@ export class ApiKeyStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<ApiKey>> {
-    return listReadable<Row, ApiKey>(
-      this.db,
-      {
-        table: 'api_keys',
-        type: 'api_keys',
-        select: PUBLIC,
-        fields: API_KEY_FIELDS,
-        toItem: toKey,
-        nullableText: ['description'],
-      },
-      principal,
-      req,
-    );
+    const table = { table: 'api_keys', select: PUBLIC, fields: API_KEY_FIELDS, toItem: toKey } as const;
+    return listNamed<Row, ApiKey>(this.db, table, principal, req);
   }
 
   /** AUTH-4: the configured bootstrap admin key exists with exactly this secret. */

@@ -6,70 +6,44 @@ import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
 import type { KeyRing } from '../infra/crypto';
 import { isUuid } from '../infra/ids';
-import { listReadable } from './list-query';
+import {
+  listNamed,
+  namedColumns,
+  namedFields,
+  namedOf,
+  type NamedResource,
+  type NamedRow,
+} from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface EmbeddingModel {
-  id: string;
-  name: string;
-  description: string | null;
+export interface EmbeddingModel extends NamedResource {
   provider: 'hash' | 'openai';
   /** Provider parameters without the api key. */
   parameters: Record<string, unknown>;
   hasApiKey: boolean;
   size: number;
-  ownerKeyId: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-interface Row extends Record<string, unknown> {
-  id: string;
-  name: string;
-  description: string | null;
+interface Row extends NamedRow {
   provider: 'hash' | 'openai';
   parameters: Record<string, unknown>;
   has_api_key: boolean;
   size: number;
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-export const EMBEDDING_MODEL_FIELDS: ListFields = {
-  id: 'uuid',
-  name: 'string',
-  description: 'string',
-  provider: 'string',
-  size: 'number',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-};
+export const EMBEDDING_MODEL_FIELDS: ListFields = namedFields({ provider: 'string', size: 'number' });
 
 const SELECT = [
-  'id',
-  'name',
-  'description',
-  'provider',
-  'parameters',
-  'size',
-  'owner_key_id',
-  'created_at',
-  'updated_at',
+  ...namedColumns('provider', 'parameters', 'size'),
   'api_key_cipher IS NOT NULL AS has_api_key',
 ];
 
 const toModel = (r: Row): EmbeddingModel => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
+  ...namedOf(r),
   provider: r.provider,
   parameters: r.parameters,
   hasApiKey: r.has_api_key,
   size: r.size,
-  ownerKeyId: r.owner_key_id,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
 });
 
 /** The index of one model's vectors; the id is a server-generated UUID, checked before use. */
@@ -140,18 +114,12 @@ export class EmbeddingModelStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<EmbeddingModel>> {
-    return listReadable<Row, EmbeddingModel>(
-      this.db,
-      {
-        table: 'embedding_models',
-        type: 'embedding_models',
-        select: SELECT.map((c) => (c.includes(' ') ? this.db.raw(c) : c)) as unknown as string[],
-        fields: EMBEDDING_MODEL_FIELDS,
-        toItem: toModel,
-        nullableText: ['description'],
-      },
-      principal,
-      req,
-    );
+    const table = {
+      table: 'embedding_models',
+      select: SELECT.map((c) => (c.includes(' ') ? this.db.raw(c) : c)) as unknown as string[],
+      fields: EMBEDDING_MODEL_FIELDS,
+      toItem: toModel,
+    } as const;
+    return listNamed<Row, EmbeddingModel>(this.db, table, principal, req);
   }
 }

@@ -55,16 +55,10 @@ function applyFilters(qb: Knex.QueryBuilder, columns: ColumnMap, req: ListReques
         qb.where((w) => w.whereNot(col, f.value as ScalarValue).orWhereNull(col));
         break;
       case 'gt':
-        qb.where(col, '>', f.value as ScalarValue);
-        break;
       case 'gte':
-        qb.where(col, '>=', f.value as ScalarValue);
-        break;
       case 'lt':
-        qb.where(col, '<', f.value as ScalarValue);
-        break;
       case 'lte':
-        qb.where(col, '<=', f.value as ScalarValue);
+        qb.where(col, COMPARISONS[f.op], f.value as ScalarValue);
         break;
       case 'in':
         qb.whereIn(col, f.value as ScalarValue[]);
@@ -78,6 +72,8 @@ function applyFilters(qb: Knex.QueryBuilder, columns: ColumnMap, req: ListReques
     }
   }
 }
+
+const COMPARISONS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
 function cursorValue(v: unknown): ScalarValue {
   if (v === null || v === undefined) return '';

@@ -3,65 +3,40 @@ import type { Knex } from 'knex';
 import type { KeyRing } from '../infra/crypto';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import { listReadable } from './list-query';
+import {
+  listNamed,
+  namedColumns,
+  namedFields,
+  namedOf,
+  type NamedResource,
+  type NamedRow,
+} from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface Llm {
-  id: string;
-  name: string;
-  description: string | null;
+export interface Llm extends NamedResource {
   endpoint: string;
   model: string;
   provider: string;
-  ownerKeyId: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-interface Row extends Record<string, unknown> {
-  id: string;
-  name: string;
-  description: string | null;
+interface Row extends NamedRow {
   endpoint: string;
   model: string;
   provider: string;
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-export const LLM_FIELDS: ListFields = {
-  id: 'uuid',
-  name: 'string',
-  description: 'string',
+export const LLM_FIELDS: ListFields = namedFields({
   endpoint: 'string',
   model: 'string',
   provider: 'string',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-};
-const PUBLIC = [
-  'id',
-  'name',
-  'description',
-  'endpoint',
-  'model',
-  'provider',
-  'owner_key_id',
-  'created_at',
-  'updated_at',
-];
+});
+const PUBLIC = namedColumns('endpoint', 'model', 'provider');
 
 const toLlm = (r: Row): Llm => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
+  ...namedOf(r),
   endpoint: r.endpoint,
   model: r.model,
   provider: r.provider,
-  ownerKeyId: r.owner_key_id,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
 });
 
 export interface LlmPatch {
@@ -131,18 +106,7 @@ export class LlmStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Llm>> {
-    return listReadable<Row, Llm>(
-      this.db,
-      {
-        table: 'llms',
-        type: 'llms',
-        select: PUBLIC,
-        fields: LLM_FIELDS,
-        toItem: toLlm,
-        nullableText: ['description'],
-      },
-      principal,
-      req,
-    );
+    const table = { table: 'llms', select: PUBLIC, fields: LLM_FIELDS, toItem: toLlm } as const;
+    return listNamed<Row, Llm>(this.db, table, principal, req);
   }
 }

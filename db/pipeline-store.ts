@@ -5,63 +5,40 @@ import type { ClassificationLevel, Closure } from '../domain/classifications';
 import { Conflict, InvalidInput } from '../domain/errors';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import { listReadable } from './list-query';
+import { listNamed, namedColumns, namedFields, type NamedResource, type NamedRow } from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface Pipeline {
-  id: string;
-  name: string;
-  description: string | null;
+export interface Pipeline extends NamedResource {
   embedding_model_id: string;
   text_splitter_id: string;
   classifications: ClassificationLevel[];
   closure: Closure;
   metadata_schema: Record<string, unknown> | null;
   text_search_config: string;
-  ownerKeyId: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-interface Row extends Record<string, unknown> {
-  id: string;
-  name: string;
-  description: string | null;
+interface Row extends NamedRow {
   embedding_model_id: string;
   text_splitter_id: string;
   classifications: ClassificationLevel[];
   closure: Closure;
   metadata_schema: Record<string, unknown> | null;
   text_search_config: string;
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-export const PIPELINE_FIELDS: ListFields = {
-  id: 'uuid',
-  name: 'string',
-  description: 'string',
+export const PIPELINE_FIELDS: ListFields = namedFields({
   embedding_model_id: 'uuid',
   text_splitter_id: 'uuid',
   text_search_config: 'string',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-};
-const SELECT = [
-  'id',
-  'name',
-  'description',
+});
+const SELECT = namedColumns(
   'embedding_model_id',
   'text_splitter_id',
   'classifications',
   'closure',
   'metadata_schema',
   'text_search_config',
-  'owner_key_id',
-  'created_at',
-  'updated_at',
-];
+);
 
 const toPipeline = (r: Row): Pipeline => ({ ...r, ownerKeyId: r.owner_key_id });
 
@@ -167,19 +144,13 @@ export class PipelineStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Pipeline>> {
-    return listReadable<Row, Pipeline>(
-      this.db,
-      {
-        table: 'pipelines',
-        type: 'pipelines',
-        select: SELECT,
-        fields: PIPELINE_FIELDS,
-        toItem: toPipeline,
-        nullableText: ['description'],
-      },
-      principal,
-      req,
-    );
+    const table = {
+      table: 'pipelines',
+      select: SELECT,
+      fields: PIPELINE_FIELDS,
+      toItem: toPipeline,
+    } as const;
+    return listNamed<Row, Pipeline>(this.db, table, principal, req);
   }
 }
 

@@ -4,59 +4,33 @@ import { Conflict } from '../domain/errors';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
 import type { SplitterParameters, SplitterProvider } from '../infra/text-splitters';
-import { listReadable } from './list-query';
+import {
+  listNamed,
+  namedColumns,
+  namedFields,
+  namedOf,
+  type NamedResource,
+  type NamedRow,
+} from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface TextSplitter {
-  id: string;
-  name: string;
-  description: string | null;
+export interface TextSplitter extends NamedResource {
   provider: SplitterProvider;
   parameters: SplitterParameters;
-  ownerKeyId: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-interface Row extends Record<string, unknown> {
-  id: string;
-  name: string;
-  description: string | null;
+interface Row extends NamedRow {
   provider: SplitterProvider;
   parameters: SplitterParameters;
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-export const TEXT_SPLITTER_FIELDS: ListFields = {
-  id: 'uuid',
-  name: 'string',
-  description: 'string',
-  provider: 'string',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-};
-const SELECT = [
-  'id',
-  'name',
-  'description',
-  'provider',
-  'parameters',
-  'owner_key_id',
-  'created_at',
-  'updated_at',
-];
+export const TEXT_SPLITTER_FIELDS: ListFields = namedFields({ provider: 'string' });
+const SELECT = namedColumns('provider', 'parameters');
 
 const toSplitter = (r: Row): TextSplitter => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
+  ...namedOf(r),
   provider: r.provider,
   parameters: r.parameters,
-  ownerKeyId: r.owner_key_id,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
 });
 
 export class TextSplitterStore {
@@ -103,18 +77,12 @@ export class TextSplitterStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<TextSplitter>> {
-    return listReadable<Row, TextSplitter>(
-      this.db,
-      {
-        table: 'text_splitters',
-        type: 'text_splitters',
-        select: SELECT,
-        fields: TEXT_SPLITTER_FIELDS,
-        toItem: toSplitter,
-        nullableText: ['description'],
-      },
-      principal,
-      req,
-    );
+    const table = {
+      table: 'text_splitters',
+      select: SELECT,
+      fields: TEXT_SPLITTER_FIELDS,
+      toItem: toSplitter,
+    } as const;
+    return listNamed<Row, TextSplitter>(this.db, table, principal, req);
   }
 }
