@@ -91,7 +91,7 @@ download_release() {
   fi
   chmod 755 "$WORK/x/temporal"
   if ! is_wanted "$WORK/x/temporal"; then WHY="$url: the binary does not report version 1.5.x"; return 1; fi
-  mv -f "$WORK/x/temporal" "$CACHED"
+  mv -f "$WORK/x/temporal" "$CACHED" || { WHY="cannot write $CACHED"; return 1; }
 }
 
 if download_release; then
