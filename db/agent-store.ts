@@ -4,21 +4,14 @@ import type { Knex } from 'knex';
 import type { AgentDefinition } from '../domain/agent-rules';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import {
-  listNamed,
-  namedColumns,
-  namedFields,
-  namedOf,
-  type NamedResource,
-  type NamedRow,
-} from './named-resource';
+import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface Agent extends AgentDefinition, NamedResource {
+export interface Agent extends AgentDefinition, named.Resource {
   version: number;
 }
 
-interface Row extends NamedRow {
+interface Row extends named.Row {
   prompt: AgentDefinition['prompt'];
   placeholders: AgentDefinition['placeholders'];
   metadata: AgentDefinition['metadata'];
@@ -34,17 +27,24 @@ export interface AgentVersion extends AgentDefinition {
   created_at: Date;
 }
 
-export const AGENT_FIELDS: ListFields = namedFields({ version: 'number' });
-const SELECT = namedColumns('prompt', 'placeholders', 'metadata', 'tools', 'version');
+export const AGENT_FIELDS: ListFields = named.fields({ version: 'number' });
+const SELECT = named.columns('prompt', 'placeholders', 'metadata', 'tools', 'version');
 
 const toAgent = (r: Row): Agent => ({
-  ...namedOf(r),
+  ...named.of(r),
   prompt: r.prompt,
   placeholders: r.placeholders,
   metadata: r.metadata,
   tools: r.tools,
   version: r.version,
 });
+const TABLE: named.Table<Row, Agent> = {
+  table: 'agents',
+  label: 'Agent',
+  select: SELECT,
+  fields: AGENT_FIELDS,
+  toItem: toAgent,
+};
 
 const json = (def: AgentDefinition) => ({
   prompt: JSON.stringify(def.prompt),
@@ -150,7 +150,6 @@ export class AgentStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Agent>> {
-    const table = { table: 'agents', select: SELECT, fields: AGENT_FIELDS, toItem: toAgent } as const;
-    return listNamed<Row, Agent>(this.db, table, principal, req);
+    return named.list(this.db, TABLE, principal, req);
   }
 }

@@ -2,28 +2,28 @@
 import type { Knex } from 'knex';
 import type { ListPage, ListRequest, ListFields } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import {
-  listNamed,
-  namedColumns,
-  namedFields,
-  namedOf,
-  type NamedResource,
-  type NamedRow,
-} from './named-resource';
+import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface ApiKey extends NamedResource {
+export interface ApiKey extends named.Resource {
   permissions: string[];
 }
 
-interface Row extends NamedRow {
+interface Row extends named.Row {
   permissions: string[];
 }
 
-export const API_KEY_FIELDS: ListFields = namedFields();
-const PUBLIC = namedColumns('permissions');
+export const API_KEY_FIELDS: ListFields = named.fields();
+const PUBLIC = named.columns('permissions');
 
-const toKey = (r: Row): ApiKey => ({ ...namedOf(r), permissions: r.permissions });
+const toKey = (r: Row): ApiKey => ({ ...named.of(r), permissions: r.permissions });
+const TABLE: named.Table<Row, ApiKey> = {
+  table: 'api_keys',
+  label: 'API key',
+  select: PUBLIC,
+  fields: API_KEY_FIELDS,
+  toItem: toKey,
+};
 
 export class ApiKeyStore {
   constructor(private readonly db: Knex) {}
@@ -62,14 +62,11 @@ export class ApiKeyStore {
     id: string,
     patch: { name?: string; description?: string | null; permissions?: string[] },
   ): Promise<ApiKey> {
-    const values: Record<string, unknown> = { updated_at: new Date() };
+    const values: Record<string, unknown> = {};
     if (patch.name !== undefined) values.name = patch.name;
     if (patch.description !== undefined) values.description = patch.description;
     if (patch.permissions !== undefined) values.permissions = JSON.stringify(patch.permissions);
-    const [row] = await uniqueName('API key', patch.name, () =>
-      this.db('api_keys').where({ id }).update(values).returning(PUBLIC),
-    );
-    return toKey(row as Row);
+    return named.update(this.db, TABLE, id, values);
   }
 
   async delete(id: string): Promise<void> {
@@ -77,8 +74,7 @@ export class ApiKeyStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<ApiKey>> {
-    const table = { table: 'api_keys', select: PUBLIC, fields: API_KEY_FIELDS, toItem: toKey } as const;
-    return listNamed<Row, ApiKey>(this.db, table, principal, req);
+    return named.list(this.db, TABLE, principal, req);
   }
 
   /** AUTH-4: the configured bootstrap admin key exists with exactly this secret. */

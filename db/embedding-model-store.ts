@@ -6,17 +6,10 @@ import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
 import type { KeyRing } from '../infra/crypto';
 import { isUuid } from '../infra/ids';
-import {
-  listNamed,
-  namedColumns,
-  namedFields,
-  namedOf,
-  type NamedResource,
-  type NamedRow,
-} from './named-resource';
+import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface EmbeddingModel extends NamedResource {
+export interface EmbeddingModel extends named.Resource {
   provider: 'hash' | 'openai';
   /** Provider parameters without the api key. */
   parameters: Record<string, unknown>;
@@ -24,22 +17,22 @@ export interface EmbeddingModel extends NamedResource {
   size: number;
 }
 
-interface Row extends NamedRow {
+interface Row extends named.Row {
   provider: 'hash' | 'openai';
   parameters: Record<string, unknown>;
   has_api_key: boolean;
   size: number;
 }
 
-export const EMBEDDING_MODEL_FIELDS: ListFields = namedFields({ provider: 'string', size: 'number' });
+export const EMBEDDING_MODEL_FIELDS: ListFields = named.fields({ provider: 'string', size: 'number' });
 
 const SELECT = [
-  ...namedColumns('provider', 'parameters', 'size'),
+  ...named.columns('provider', 'parameters', 'size'),
   'api_key_cipher IS NOT NULL AS has_api_key',
 ];
 
 const toModel = (r: Row): EmbeddingModel => ({
-  ...namedOf(r),
+  ...named.of(r),
   provider: r.provider,
   parameters: r.parameters,
   hasApiKey: r.has_api_key,
@@ -117,9 +110,10 @@ export class EmbeddingModelStore {
     const table = {
       table: 'embedding_models',
       select: SELECT.map((c) => (c.includes(' ') ? this.db.raw(c) : c)) as unknown as string[],
+      label: 'Embedding model',
       fields: EMBEDDING_MODEL_FIELDS,
       toItem: toModel,
     } as const;
-    return listNamed<Row, EmbeddingModel>(this.db, table, principal, req);
+    return named.list<Row, EmbeddingModel>(this.db, table, principal, req);
   }
 }

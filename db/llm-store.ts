@@ -3,41 +3,41 @@ import type { Knex } from 'knex';
 import type { KeyRing } from '../infra/crypto';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import {
-  listNamed,
-  namedColumns,
-  namedFields,
-  namedOf,
-  type NamedResource,
-  type NamedRow,
-} from './named-resource';
+import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface Llm extends NamedResource {
+export interface Llm extends named.Resource {
   endpoint: string;
   model: string;
   provider: string;
 }
 
-interface Row extends NamedRow {
+interface Row extends named.Row {
   endpoint: string;
   model: string;
   provider: string;
 }
 
-export const LLM_FIELDS: ListFields = namedFields({
+export const LLM_FIELDS: ListFields = named.fields({
   endpoint: 'string',
   model: 'string',
   provider: 'string',
 });
-const PUBLIC = namedColumns('endpoint', 'model', 'provider');
+const PUBLIC = named.columns('endpoint', 'model', 'provider');
 
 const toLlm = (r: Row): Llm => ({
-  ...namedOf(r),
+  ...named.of(r),
   endpoint: r.endpoint,
   model: r.model,
   provider: r.provider,
 });
+const TABLE: named.Table<Row, Llm> = {
+  table: 'llms',
+  label: 'LLM',
+  select: PUBLIC,
+  fields: LLM_FIELDS,
+  toItem: toLlm,
+};
 
 export interface LlmPatch {
   name?: string;
@@ -93,12 +93,9 @@ export class LlmStore {
 
   async update(id: string, patch: LlmPatch): Promise<Llm> {
     const { apiKey, ...fields } = patch;
-    const values: Record<string, unknown> = { ...fields, updated_at: new Date() };
+    const values: Record<string, unknown> = { ...fields };
     if (apiKey !== undefined) values.api_key_cipher = this.keyring.encrypt('llm-api-key', apiKey);
-    const [row] = await uniqueName('LLM', patch.name, () =>
-      this.db('llms').where({ id }).update(values).returning(PUBLIC),
-    );
-    return toLlm(row as Row);
+    return named.update(this.db, TABLE, id, values);
   }
 
   async delete(id: string): Promise<void> {
@@ -106,7 +103,6 @@ export class LlmStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Llm>> {
-    const table = { table: 'llms', select: PUBLIC, fields: LLM_FIELDS, toItem: toLlm } as const;
-    return listNamed<Row, Llm>(this.db, table, principal, req);
+    return named.list(this.db, TABLE, principal, req);
   }
 }

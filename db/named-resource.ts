@@ -1,12 +1,14 @@
 // What the named, owned resources of SPEC §2–§8 (API keys, LLMs, embedding models, text splitters,
 // pipelines, agents) share: id, name, description, owner and timestamps, as an object, as a row,
-// as selected columns and as list fields, and the readable list over their table.
+// as selected columns and as list fields, their readable list and their update; imported as
+// `import * as named from './named-resource'` (`named.Resource`, `named.columns(...)`, ...).
 import type { Knex } from 'knex';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { ObjectType, Principal } from '../domain/permissions';
 import { listReadable } from './list-query';
+import { uniqueName } from './sql-helpers';
 
-export interface NamedResource {
+export interface Resource {
   id: string;
   name: string;
   description: string | null;
@@ -15,7 +17,7 @@ export interface NamedResource {
   updated_at: Date;
 }
 
-export interface NamedRow extends Record<string, unknown> {
+export interface Row extends Record<string, unknown> {
   id: string;
   name: string;
   description: string | null;
@@ -25,7 +27,7 @@ export interface NamedRow extends Record<string, unknown> {
 }
 
 /** The selected columns: the shared ones around the resource's own. */
-export const namedColumns = (...own: string[]): string[] => [
+export const columns = (...own: string[]): string[] => [
   'id',
   'name',
   'description',
@@ -36,7 +38,7 @@ export const namedColumns = (...own: string[]): string[] => [
 ];
 
 /** The listable fields (SPEC §1 lists): the shared ones around the resource's own. */
-export const namedFields = (own: ListFields = {}): ListFields => ({
+export const fields = (own: ListFields = {}): ListFields => ({
   id: 'uuid',
   name: 'string',
   description: 'string',
@@ -45,7 +47,7 @@ export const namedFields = (own: ListFields = {}): ListFields => ({
   updated_at: 'timestamp',
 });
 
-export const namedOf = (r: NamedRow): NamedResource => ({
+export const of = (r: Row): Resource => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -54,19 +56,42 @@ export const namedOf = (r: NamedRow): NamedResource => ({
   updated_at: r.updated_at,
 });
 
-export interface NamedTable<Row, Item> {
+export interface Table<Row, Item> {
   /** The table, which is also the permission object type. */
   table: ObjectType;
+  /** How SPEC §1's name conflict calls the resource ("LLM name already exists"). */
+  label: string;
   select: readonly string[];
   fields: ListFields;
   toItem: (row: Row) => Item;
 }
 
 /** A page of the resources the principal may read. */
-export const listNamed = <Row extends NamedRow, Item>(
+export const list = <R extends Row, Item>(
   db: Knex,
-  { table, ...spec }: NamedTable<Row, Item>,
+  { table, select, fields, toItem }: Table<R, Item>,
   principal: Principal,
   req: ListRequest,
 ): Promise<ListPage<Item>> =>
-  listReadable<Row, Item>(db, { ...spec, table, type: table, nullableText: ['description'] }, principal, req);
+  listReadable<R, Item>(
+    db,
+    { table, type: table, select, fields, toItem, nullableText: ['description'] },
+    principal,
+    req,
+  );
+
+/** Updates one resource's columns (and `updated_at`); a taken name is SPEC §1's 409. */
+export async function update<R extends Row, Item>(
+  db: Knex,
+  spec: Table<R, Item>,
+  id: string,
+  patch: { name?: string } & Record<string, unknown>,
+): Promise<Item> {
+  const [row] = await uniqueName(spec.label, patch.name, () =>
+    db(spec.table)
+      .where({ id })
+      .update({ ...patch, updated_at: new Date() })
+      .returning(spec.select as string[]),
+  );
+  return spec.toItem(row as R);
+}

@@ -5,10 +5,10 @@ import type { ClassificationLevel, Closure } from '../domain/classifications';
 import { Conflict, InvalidInput } from '../domain/errors';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
-import { listNamed, namedColumns, namedFields, type NamedResource, type NamedRow } from './named-resource';
+import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface Pipeline extends NamedResource {
+export interface Pipeline extends named.Resource {
   embedding_model_id: string;
   text_splitter_id: string;
   classifications: ClassificationLevel[];
@@ -17,7 +17,7 @@ export interface Pipeline extends NamedResource {
   text_search_config: string;
 }
 
-interface Row extends NamedRow {
+interface Row extends named.Row {
   embedding_model_id: string;
   text_splitter_id: string;
   classifications: ClassificationLevel[];
@@ -26,12 +26,12 @@ interface Row extends NamedRow {
   text_search_config: string;
 }
 
-export const PIPELINE_FIELDS: ListFields = namedFields({
+export const PIPELINE_FIELDS: ListFields = named.fields({
   embedding_model_id: 'uuid',
   text_splitter_id: 'uuid',
   text_search_config: 'string',
 });
-const SELECT = namedColumns(
+const SELECT = named.columns(
   'embedding_model_id',
   'text_splitter_id',
   'classifications',
@@ -41,6 +41,13 @@ const SELECT = namedColumns(
 );
 
 const toPipeline = (r: Row): Pipeline => ({ ...r, ownerKeyId: r.owner_key_id });
+const TABLE: named.Table<Row, Pipeline> = {
+  table: 'pipelines',
+  label: 'Pipeline',
+  select: SELECT,
+  fields: PIPELINE_FIELDS,
+  toItem: toPipeline,
+};
 
 export type NewPipeline = Omit<Pipeline, 'created_at' | 'updated_at'>;
 export type PipelinePatch = Partial<
@@ -144,13 +151,7 @@ export class PipelineStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Pipeline>> {
-    const table = {
-      table: 'pipelines',
-      select: SELECT,
-      fields: PIPELINE_FIELDS,
-      toItem: toPipeline,
-    } as const;
-    return listNamed<Row, Pipeline>(this.db, table, principal, req);
+    return named.list(this.db, TABLE, principal, req);
   }
 }
 

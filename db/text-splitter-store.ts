@@ -4,34 +4,34 @@ import { Conflict } from '../domain/errors';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
 import type { SplitterParameters, SplitterProvider } from '../infra/text-splitters';
-import {
-  listNamed,
-  namedColumns,
-  namedFields,
-  namedOf,
-  type NamedResource,
-  type NamedRow,
-} from './named-resource';
+import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
 
-export interface TextSplitter extends NamedResource {
+export interface TextSplitter extends named.Resource {
   provider: SplitterProvider;
   parameters: SplitterParameters;
 }
 
-interface Row extends NamedRow {
+interface Row extends named.Row {
   provider: SplitterProvider;
   parameters: SplitterParameters;
 }
 
-export const TEXT_SPLITTER_FIELDS: ListFields = namedFields({ provider: 'string' });
-const SELECT = namedColumns('provider', 'parameters');
+export const TEXT_SPLITTER_FIELDS: ListFields = named.fields({ provider: 'string' });
+const SELECT = named.columns('provider', 'parameters');
 
 const toSplitter = (r: Row): TextSplitter => ({
-  ...namedOf(r),
+  ...named.of(r),
   provider: r.provider,
   parameters: r.parameters,
 });
+const TABLE: named.Table<Row, TextSplitter> = {
+  table: 'text_splitters',
+  label: 'Text splitter',
+  select: SELECT,
+  fields: TEXT_SPLITTER_FIELDS,
+  toItem: toSplitter,
+};
 
 export class TextSplitterStore {
   constructor(private readonly db: Knex) {}
@@ -77,12 +77,6 @@ export class TextSplitterStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<TextSplitter>> {
-    const table = {
-      table: 'text_splitters',
-      select: SELECT,
-      fields: TEXT_SPLITTER_FIELDS,
-      toItem: toSplitter,
-    } as const;
-    return listNamed<Row, TextSplitter>(this.db, table, principal, req);
+    return named.list(this.db, TABLE, principal, req);
   }
 }
