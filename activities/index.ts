@@ -2,9 +2,12 @@
 import { createBookkeeping, type BookkeepingDeps } from './bookkeeping';
 import { createCallModel, type CallModelDeps } from './call-model';
 import { createChainSteps, type ChainStepDeps } from './chain-steps';
+import { createFinishPromptExecution, type FinishPromptExecutionDeps } from './finish-prompt-execution';
 import { createIngestionActivities, type IngestionDeps } from './ingest-document';
-import { createPromptExecutionActivities, type PromptExecutionDeps } from './prompt-execution';
+import { createPlanAgentReferences, type PlanAgentReferencesDeps } from './plan-agent-references';
+import { createPreparePromptExecution, type PreparePromptExecutionDeps } from './prepare-prompt-execution';
 import { createRenderPrompt, type RenderDeps } from './render-prompt';
+import { createRenderPromptExecution, type RenderPromptExecutionDeps } from './render-prompt-execution';
 import { createRetrieveFragments, type RetrievalDeps } from './retrieve-fragments';
 import { createStoreTrace, type TraceDeps } from './store-trace';
 
@@ -14,7 +17,10 @@ export type ActivityDeps = CallModelDeps &
   RetrievalDeps &
   RenderDeps &
   TraceDeps &
-  PromptExecutionDeps &
+  PreparePromptExecutionDeps &
+  PlanAgentReferencesDeps &
+  RenderPromptExecutionDeps &
+  FinishPromptExecutionDeps &
   ChainStepDeps;
 
 export function createActivities(deps: ActivityDeps) {
@@ -25,7 +31,10 @@ export function createActivities(deps: ActivityDeps) {
     retrieveFragments: createRetrieveFragments(deps),
     renderPrompt: createRenderPrompt(deps),
     storeTrace: createStoreTrace(deps),
-    ...createPromptExecutionActivities(deps),
+    preparePromptExecution: createPreparePromptExecution(deps),
+    planAgentReferences: createPlanAgentReferences(deps),
+    renderPromptExecution: createRenderPromptExecution(deps),
+    finishPromptExecution: createFinishPromptExecution(deps),
     ...createChainSteps(deps),
   };
 }

@@ -14,7 +14,7 @@ import { findPlaceholderLike, render, tokenize } from '../domain/template';
 import type { ChatMessage } from '../domain/llm-request';
 import { FailureType, type RenderInput } from '../workflows/contracts';
 import type { ModelRequestContent } from './call-model';
-import { slotAnswers, type StoredPlan } from './prompt-execution';
+import { slotAnswers, type StoredPlan } from './prompt-plan';
 import { checkRenderedSize } from './rendered-limit';
 import type { AgentRequestContent } from './retrieve-fragments';
 

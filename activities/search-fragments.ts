@@ -6,7 +6,8 @@ import type { FragmentRecord } from '../db/document-store';
 import type { FragmentStore, SearchScope } from '../db/fragment-store';
 import type { Pipeline } from '../db/pipeline-store';
 import { mmr } from '../domain/mmr';
-import { createEmbedder, type Embedder } from '../infra/embedders';
+import { createEmbedder } from '../infra/create-embedder';
+import type { Embedder } from '../infra/embedders';
 import type { EmbedQuery } from './query-embeddings';
 
 export type SearchType = 'similarity' | 'mmr' | 'full_text' | 'hybrid';

@@ -10,7 +10,7 @@ import { resolveReader } from '../domain/classifications';
 import { compileFilter, parseFilter } from '../domain/filters';
 import { vectorParameter } from '../db/document-store';
 import { FragmentStore, type SearchScope } from '../db/fragment-store';
-import { hashEmbedding } from '../infra/embedders';
+import { hashEmbedding } from '../infra/hash-embedder';
 import { cpuBetween, cpuSnapshot } from './lib/cpu';
 import { envInt, log } from './lib/env';
 import { startBenchStack, type BenchStack } from './lib/harness';

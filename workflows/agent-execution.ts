@@ -9,22 +9,15 @@
 // workflow task, which then schedules the model activity for eager dispatch to this worker; the
 // record is finished in the workflow task that the model's completion opens anyway. Two workflow
 // tasks per execution without references (test/integration/execution-shape.test.ts pins it).
-import { proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { executionSteps, modelActivities } from './activity-proxies';
 import type { AgentExecutionInput, ExecutionResult, FragmentRef } from './contracts';
-import { modelActivities, withExecutionOutcome } from './llm-query';
-import { clockOf, promptSteps, runReferenceChildren } from './prompt-execution';
-import { retryPolicy } from './retry-policy';
+import { clockOf } from './execution-clock';
+import { withExecutionOutcome } from './execution-outcome';
+import { runReferenceChildren } from './reference-children';
 
 export async function agentExecution(input: AgentExecutionInput): Promise<ExecutionResult> {
   const { profiles } = input;
-  // Local activities keep their own timeout and retry policy (an embedding server that answers
-  // 429 is retried with backoff; past a minute the SDK waits on a durable timer between attempts)
-  // and appear in history as markers, but need no server round trip each.
-  const steps = proxyLocalActivities<Pick<Activities, 'retrieveFragments' | 'renderPrompt' | 'storeTrace'>>({
-    startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
-    retry: retryPolicy(profiles.bookkeeping),
-  });
+  const steps = executionSteps(profiles);
   const { callModel } = modelActivities(profiles);
   return withExecutionOutcome(input.executionId, profiles, async () => {
     const base = {
@@ -44,7 +37,7 @@ export async function agentExecution(input: AgentExecutionInput): Promise<Execut
     const nowMs = clockOf(undefined);
     let references = {};
     if (input.hasReferences) {
-      const plan = await promptSteps(profiles).planAgentReferences({
+      const plan = await steps.planAgentReferences({
         executionId: input.executionId,
         agentId: input.agentId,
         agentVersion: input.agentVersion,

@@ -4,14 +4,7 @@
 // failure descriptions: the context is the answers' payload ids, which activities read.
 // stopOnError ends the chain at the first failed step (later ones SKIPPED); the token ceiling
 // (CH-4) ends it after the step that passed it. A final activity stores the CH-3 report.
-import {
-  CancellationScope,
-  executeChild,
-  isCancellation,
-  proxyActivities,
-  uuid4,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type {
   ChainExecutionInput,
@@ -21,7 +14,7 @@ import type {
 } from './chain-contracts';
 import { workflowIdFor, type PromptExecutionInput, type PromptExecutionResult } from './contracts';
 import { describeFailure } from './describe-failure';
-import { bookkeepingActivities } from './llm-query';
+import { recordFailure } from './execution-outcome';
 import { retryPolicy } from './retry-policy';
 import { searchAttributePairs } from './search-attributes';
 
@@ -138,18 +131,7 @@ export async function chainExecution(input: ChainExecutionInput): Promise<ChainE
     });
   } catch (err) {
     // Cancelled (DX-3) or a bookkeeping step gave up: the record and re-attached readers learn it.
-    const failure = describeFailure(err);
-    const book = bookkeepingActivities(profiles);
-    await CancellationScope.nonCancellable(() =>
-      Promise.allSettled([
-        book.publishError({ executionId: input.executionId, status: failure.status, detail: failure.detail }),
-        book.finishExecution({
-          executionId: input.executionId,
-          status: failure.cancelled ? 'cancelled' : 'failed',
-          error: { status: failure.status, type: failure.type },
-        }),
-      ]),
-    );
+    await recordFailure(input.executionId, profiles, err);
     throw err;
   }
 }

@@ -3,78 +3,13 @@
 // a child workflow per EXECUTE reference that missed the cache → render → the model, trying the
 // routed LLMs in order (the next after the previous failed through all its retries) → record
 // the LLM that answered and cache a reference's answer.
-import { CancellationScope, executeChild, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import {
-  NON_RETRYABLE,
-  workflowIdFor,
-  type ExecutionProfiles,
-  type PromptExecutionInput,
-  type PromptExecutionResult,
-  type ReferenceChild,
-  type Usage,
-} from './contracts';
+import { CancellationScope } from '@temporalio/workflow';
+import { executionSteps, modelActivities } from './activity-proxies';
+import { NON_RETRYABLE, type PromptExecutionInput, type PromptExecutionResult } from './contracts';
 import { describeFailure } from './describe-failure';
-import { modelActivities, withExecutionOutcome } from './llm-query';
-import { retryPolicy } from './retry-policy';
-import { searchAttributePairs } from './search-attributes';
-
-type Steps = Pick<
-  Activities,
-  'preparePromptExecution' | 'renderPromptExecution' | 'finishPromptExecution' | 'planAgentReferences'
->;
-
-/** Planning, rendering and recording are short database steps: local activities (DESIGN §6). */
-export function promptSteps(profiles: ExecutionProfiles) {
-  return proxyLocalActivities<Steps>({
-    startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
-    retry: retryPolicy(profiles.bookkeeping),
-  });
-}
-
-/** The clock of `{{foundationallm:current_datetime_utc}}`: identical on retries and replays (PV-2). */
-export const clockOf = (nowMs: number | undefined): number => nowMs ?? workflowInfo().startTime.getTime();
-
-/**
- * PC-5: the workflow (not an activity) runs a child per EXECUTE reference, one after another in
- * slot order; a failed child fails the parent with the child's failure.
- */
-export async function runReferenceChildren(
-  parent: { executionId: string; apiKeyId: string; nowMs: number; profiles: ExecutionProfiles },
-  children: readonly ReferenceChild[],
-): Promise<{ childExecutionIds: Record<number, string>; usage: Usage }> {
-  const done: Record<number, string> = {};
-  const usage: Usage = { input_tokens: 0, output_tokens: 0 };
-  for (const child of children) {
-    const input: PromptExecutionInput = {
-      executionId: child.executionId,
-      kind: 'reference',
-      apiKeyId: parent.apiKeyId,
-      parentExecutionId: parent.executionId,
-      promptId: child.promptId,
-      depth: child.depth,
-      ancestors: child.ancestors,
-      fallbackLlmId: child.fallbackLlmId,
-      cacheKey: child.cacheKey,
-      nowMs: parent.nowMs,
-      profiles: parent.profiles,
-    };
-    const result = await executeChild(promptExecution, {
-      workflowId: workflowIdFor(child.executionId),
-      args: [input],
-      typedSearchAttributes: searchAttributePairs({ ApiKeyId: parent.apiKeyId }),
-    });
-    done[child.slot] = child.executionId;
-    addUsage(usage, result.totalUsage ?? result.usage);
-  }
-  return { childExecutionIds: done, usage };
-}
-
-function addUsage(sum: Usage, more: Usage): Usage {
-  sum.input_tokens += more.input_tokens;
-  sum.output_tokens += more.output_tokens;
-  return sum;
-}
+import { clockOf } from './execution-clock';
+import { withExecutionOutcome } from './execution-outcome';
+import { addUsage, runReferenceChildren } from './reference-children';
 
 /** PC-10: the routed LLMs in order; the next one only after a retryable failure of the previous. */
 async function callRouted(
@@ -111,7 +46,7 @@ async function callRouted(
 }
 
 export async function promptExecution(input: PromptExecutionInput): Promise<PromptExecutionResult> {
-  const steps = promptSteps(input.profiles);
+  const steps = executionSteps(input.profiles);
   const nowMs = clockOf(input.nowMs);
   return withExecutionOutcome(input.executionId, input.profiles, async () => {
     const prepared = await steps.preparePromptExecution({ ...input, nowMs });

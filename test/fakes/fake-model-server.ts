@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { hashEmbedding } from '../../infra/embedders';
+import { hashEmbedding } from '../../infra/hash-embedder';
 
 /**
  * One request's outcome in a `sequence`: answer HTTP `fail`; stream `dropAfterDeltas` deltas then

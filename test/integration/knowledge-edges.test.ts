@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { Client } from 'pg';
 import { FragmentStore, type SearchScope } from '../../db/fragment-store';
 import { compileFilter, parseFilter } from '../../domain/filters';
-import { hashEmbedding } from '../../infra/embedders';
+import { hashEmbedding } from '../../infra/hash-embedder';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import type { Api } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';

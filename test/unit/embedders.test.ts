@@ -3,14 +3,10 @@
 import { createServer } from 'node:net';
 import fc from 'fast-check';
 import { APIUserAbortError } from 'openai';
-import {
-  createEmbedder,
-  EmbeddingError,
-  hashEmbedding,
-  HashEmbedder,
-  OpenAiEmbedder,
-} from '../../infra/embedders';
-import type { OpenAiEmbedderOptions } from '../../infra/embedders';
+import { createEmbedder } from '../../infra/create-embedder';
+import { EmbeddingError } from '../../infra/embedders';
+import { hashEmbedding, HashEmbedder } from '../../infra/hash-embedder';
+import { OpenAiEmbedder, type OpenAiEmbedderOptions } from '../../infra/openai-embedder';
 import { startFakeModelServer } from '../fakes/fake-model-server';
 import type { FakeModelServer } from '../fakes/fake-model-server';
 

@@ -58,6 +58,11 @@ describe('classifyModelError (LLM-3)', () => {
     expect(f.nextRetryDelay).toBe(250);
   });
 
+  it('LLM-3: a retry-after-ms that is not positive yields to retry-after (as the openai SDK reads it)', () => {
+    const f = classifyModelError(upstream(429, 'x', { 'retry-after-ms': '0', 'retry-after': '3' }));
+    expect(f.nextRetryDelay).toBe(3000);
+  });
+
   it('LLM-3: retry-after is capped', () => {
     expect(classifyModelError(upstream(429, 'x', { 'retry-after': '3600' })).nextRetryDelay).toBe(60_000);
     jest.useFakeTimers({ now: new Date('2025-01-01T00:00:00Z') });
