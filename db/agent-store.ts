@@ -76,14 +76,9 @@ export class AgentStore {
       this.db.transaction(async (trx) => {
         const [row] = await trx('agents')
           .insert({
-            id: agent.id,
-            name: agent.name,
-            description: agent.description,
+            ...named.newRow(agent, now),
             ...json(agent),
             version: 1,
-            owner_key_id: agent.ownerKeyId,
-            created_at: now,
-            updated_at: now,
           })
           .returning(SELECT);
         const created = toAgent(row as Row);

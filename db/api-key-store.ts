@@ -44,14 +44,9 @@ export class ApiKeyStore {
     const [row] = await uniqueName('API key', key.name, () =>
       this.db('api_keys')
         .insert({
-          id: key.id,
-          name: key.name,
-          description: key.description,
+          ...named.newRow(key, now),
           permissions: JSON.stringify(key.permissions),
           secret_hmac: key.secretHmac,
-          owner_key_id: key.ownerKeyId,
-          created_at: now,
-          updated_at: now,
         })
         .returning(PUBLIC),
     );

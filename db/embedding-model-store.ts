@@ -75,16 +75,11 @@ export class EmbeddingModelStore {
     await uniqueName('Embedding model', model.name, () =>
       this.db.transaction(async (trx) => {
         await trx('embedding_models').insert({
-          id: model.id,
-          name: model.name,
-          description: model.description,
+          ...named.newRow(model, now),
           provider: model.provider,
           parameters: JSON.stringify(model.parameters),
           api_key_cipher: model.apiKey ? this.keyring.encrypt('embedding-api-key', model.apiKey) : null,
           size: model.size,
-          owner_key_id: model.ownerKeyId,
-          created_at: now,
-          updated_at: now,
         });
         // DDL cannot take bind parameters; the id and size are validated server values.
         const size = Math.trunc(model.size);

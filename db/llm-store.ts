@@ -75,16 +75,11 @@ export class LlmStore {
     const [row] = await uniqueName('LLM', llm.name, () =>
       this.db('llms')
         .insert({
-          id: llm.id,
-          name: llm.name,
-          description: llm.description,
+          ...named.newRow(llm, now),
           endpoint: llm.endpoint,
           model: llm.model,
           provider: llm.provider,
           api_key_cipher: this.keyring.encrypt('llm-api-key', llm.apiKey),
-          owner_key_id: llm.ownerKeyId,
-          created_at: now,
-          updated_at: now,
         })
         .returning(PUBLIC),
     );

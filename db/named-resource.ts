@@ -56,6 +56,16 @@ export const of = (r: Row): Resource => ({
   updated_at: r.updated_at,
 });
 
+/** The shared columns of a new row, both timestamps `now`. */
+export const newRow = (r: Omit<Resource, 'created_at' | 'updated_at'>, now: Date): Row => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  owner_key_id: r.ownerKeyId,
+  created_at: now,
+  updated_at: now,
+});
+
 export interface Table<Row, Item> {
   /** The table, which is also the permission object type. */
   table: ObjectType;

@@ -17,14 +17,8 @@ export interface Pipeline extends named.Resource {
   text_search_config: string;
 }
 
-interface Row extends named.Row {
-  embedding_model_id: string;
-  text_splitter_id: string;
-  classifications: ClassificationLevel[];
-  closure: Closure;
-  metadata_schema: Record<string, unknown> | null;
-  text_search_config: string;
-}
+/** The row holds the pipeline's own fields under the same (snake_case) names. */
+type Row = named.Row & Omit<Pipeline, keyof named.Resource>;
 
 export const PIPELINE_FIELDS: ListFields = named.fields({
   embedding_model_id: 'uuid',
@@ -82,18 +76,13 @@ export class PipelineStore {
     const [row] = await uniqueName('Pipeline', p.name, () =>
       this.db('pipelines')
         .insert({
-          id: p.id,
-          name: p.name,
-          description: p.description,
+          ...named.newRow(p, now),
           embedding_model_id: p.embedding_model_id,
           text_splitter_id: p.text_splitter_id,
           classifications: JSON.stringify(p.classifications),
           closure: JSON.stringify(p.closure),
           metadata_schema: p.metadata_schema === null ? null : JSON.stringify(p.metadata_schema),
           text_search_config: p.text_search_config,
-          owner_key_id: p.ownerKeyId,
-          created_at: now,
-          updated_at: now,
         })
         .returning(SELECT),
     );

@@ -46,14 +46,9 @@ export class TextSplitterStore {
     const [row] = await uniqueName('Text splitter', splitter.name, () =>
       this.db('text_splitters')
         .insert({
-          id: splitter.id,
-          name: splitter.name,
-          description: splitter.description,
+          ...named.newRow(splitter, now),
           provider: splitter.provider,
           parameters: JSON.stringify(splitter.parameters),
-          owner_key_id: splitter.ownerKeyId,
-          created_at: now,
-          updated_at: now,
         })
         .returning(SELECT),
     );
