@@ -72,6 +72,12 @@ export function pipelineRoutes(routes: RouteRegistry, deps: PipelineRouteDeps): 
   const router = Router();
   const load = (id: unknown, principal: Principal, action: 'read' | 'write') =>
     loadAuthorized(principal, action, 'pipelines', 'Pipeline', id, (pid) => deps.pipelines.get(pid));
+  const checkEmbeddingModel = (principal: Principal, id: string) =>
+    checkReference(principal, 'embedding_model_id', id, 'embedding_models', (mid) =>
+      deps.embeddingModels.get(mid),
+    );
+  const checkSplitter = (principal: Principal, id: string) =>
+    checkReference(principal, 'text_splitter_id', id, 'text_splitters', (sid) => deps.textSplitters.get(sid));
 
   routes.add<PipelineBody>(
     router,
@@ -89,16 +95,8 @@ export function pipelineRoutes(routes: RouteRegistry, deps: PipelineRouteDeps): 
       const principal = principalOf(req);
       requireCreate(principal, 'pipelines', 'pipeline');
       const body = req.body;
-      await checkReference(
-        principal,
-        'embedding_model_id',
-        body.embedding_model_id,
-        'embedding_models',
-        (id) => deps.embeddingModels.get(id),
-      );
-      await checkReference(principal, 'text_splitter_id', body.text_splitter_id, 'text_splitters', (id) =>
-        deps.textSplitters.get(id),
-      );
+      await checkEmbeddingModel(principal, body.embedding_model_id);
+      await checkSplitter(principal, body.text_splitter_id);
       const closure = buildClosure(body.classifications);
       if (body.metadata_schema) checkMetadataSchema(body.metadata_schema);
       const config = body.text_search_config ?? 'simple';
@@ -175,19 +173,11 @@ export function pipelineRoutes(routes: RouteRegistry, deps: PipelineRouteDeps): 
       if (body.name !== undefined) patch.name = body.name;
       if (body.description !== undefined) patch.description = body.description;
       if (body.embedding_model_id !== undefined) {
-        await checkReference(
-          principal,
-          'embedding_model_id',
-          body.embedding_model_id,
-          'embedding_models',
-          (id) => deps.embeddingModels.get(id),
-        );
+        await checkEmbeddingModel(principal, body.embedding_model_id);
         patch.embedding_model_id = body.embedding_model_id.toLowerCase();
       }
       if (body.text_splitter_id !== undefined) {
-        await checkReference(principal, 'text_splitter_id', body.text_splitter_id, 'text_splitters', (id) =>
-          deps.textSplitters.get(id),
-        );
+        await checkSplitter(principal, body.text_splitter_id);
         patch.text_splitter_id = body.text_splitter_id.toLowerCase();
       }
       if (body.classifications !== undefined) {
