@@ -107,11 +107,11 @@ async function stopProcess(pid: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const stateDir = path.resolve(process.env.AGENTRY_STATE_DIR ?? '.agentry');
-  mkdirSync(stateDir, { recursive: true });
-  const { secrets, created } = loadOrCreateSecrets(stateDir);
   // Configuration problems are reported before anything starts.
   const early = loadConfig({ ...process.env, HOST: process.env.HOST ?? '127.0.0.1' });
+  const stateDir = path.resolve(early.stateDir);
+  mkdirSync(stateDir, { recursive: true });
+  const { secrets, created } = loadOrCreateSecrets(stateDir);
   const port = early.port;
   const temporalMetrics = await installTemporalMetrics({
     logger: temporalLogger(createLogger(early.logLevel)),

@@ -2,9 +2,14 @@
 // reported at once. Every timeout and retry policy lives here so tests can shorten them.
 
 import type { IngestionProfile, LlmProfile, RetryProfile } from '../workflows/contracts';
+import { ConfigError, Reader, type Env, type SettingRead } from './config-reader';
 import { isUuid } from './ids';
 
 export type { IngestionProfile, LlmProfile, RetryProfile };
+export { ConfigError };
+
+/** pino's levels. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export interface Config {
   port: number;
@@ -28,7 +33,9 @@ export interface Config {
   traceTtlSeconds: number;
   bodyLimitBytes: number;
   documentBodyLimitBytes: number;
-  logLevel: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** `npm start`'s state (PGlite data, generated secrets, dev server database). */
+  stateDir: string;
   workflowBundlePath: string | undefined;
   llm: LlmProfile;
   /** Short bookkeeping activities (execution records, error publication). */
@@ -54,65 +61,21 @@ export interface Config {
   workflowTaskPolls: number;
 }
 
-type Env = Record<string, string | undefined>;
-
-class Reader {
-  readonly errors: string[] = [];
-  constructor(private readonly env: Env) {}
-
-  str(name: string): string | undefined {
-    const v = this.env[name];
-    return v === undefined || v === '' ? undefined : v;
-  }
-
-  int(name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-    const raw = this.str(name);
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      this.errors.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return n;
-  }
-
-  uuid(name: string): string | undefined {
-    const raw = this.str(name);
-    if (raw !== undefined && !isUuid(raw)) {
-      this.errors.push(`${name} must be a UUID (got "${raw}")`);
-      return undefined;
-    }
-    return raw?.toLowerCase();
-  }
-
-  bool(name: string, fallback: boolean): boolean {
-    const raw = this.str(name);
-    if (raw === undefined) return fallback;
-    if (raw === 'true' || raw === 'false') return raw === 'true';
-    this.errors.push(`${name} must be true or false (got "${raw}")`);
-    return fallback;
-  }
-
-  num(name: string, fallback: number, min: number): number {
-    const raw = this.str(name);
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < min) {
-      this.errors.push(`${name} must be a number ≥ ${min} (got "${raw}")`);
-      return fallback;
-    }
-    return n;
-  }
-}
-
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n- ${problems.join('\n- ')}`);
-  }
-}
-
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
+  const config = read(r);
+  if (r.errors.length > 0) throw new ConfigError(r.errors);
+  return config;
+}
+
+/** Every setting the configuration reads, with its default (for the documentation check). */
+export function settingsRead(): SettingRead[] {
+  const r = new Reader({});
+  read(r);
+  return [...r.settings.values()];
+}
+
+function read(r: Reader): Config {
   const applicationSecret = r.str('AGENTRY_APPLICATION_SECRET');
   const applicationSecretPrevious = r.str('AGENTRY_APPLICATION_SECRET_PREVIOUS');
   for (const [name, value] of [
@@ -131,23 +94,24 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminKeyId !== undefined && !isUuid(adminKeyId)) {
     r.errors.push(`AGENTRY_ADMIN_KEY_ID must be a UUID (got "${adminKeyId}")`);
   }
-  const config: Config = {
+  return {
     port: r.int('PORT', 8080, 0, 65535),
-    host: r.str('HOST') ?? '0.0.0.0',
+    host: r.str('HOST', '0.0.0.0'),
     databaseUrl: r.str('DATABASE_URL'),
     dbPoolMax: r.int('AGENTRY_DB_POOL_MAX', 10, 1, 1000),
     redisUrl: r.str('REDIS_URL'),
-    redisPrefix: r.str('AGENTRY_REDIS_PREFIX') ?? 'agentry:',
+    redisPrefix: r.str('AGENTRY_REDIS_PREFIX', 'agentry:'),
     temporalAddress: r.str('TEMPORAL_ADDRESS'),
-    temporalNamespace: r.str('TEMPORAL_NAMESPACE') ?? 'default',
-    taskQueue: r.str('AGENTRY_TASK_QUEUE') ?? 'agentry',
+    temporalNamespace: r.str('TEMPORAL_NAMESPACE', 'default'),
+    taskQueue: r.str('AGENTRY_TASK_QUEUE', 'agentry'),
     applicationSecret,
     applicationSecretPrevious,
     adminKeyId,
     adminKeySecret,
     authFailureLimit: r.int('AGENTRY_AUTH_FAILURE_LIMIT', 20, 1),
     authFailureWindowSeconds: r.int('AGENTRY_AUTH_FAILURE_WINDOW_SECONDS', 60, 1),
-    codecCorsOrigins: (r.str('AGENTRY_CODEC_CORS_ORIGINS') ?? '')
+    codecCorsOrigins: r
+      .str('AGENTRY_CODEC_CORS_ORIGINS', '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
@@ -156,7 +120,8 @@ export function loadConfig(env: Env = process.env): Config {
     traceTtlSeconds: r.int('AGENTRY_TRACE_TTL', 3600, 1),
     bodyLimitBytes: r.int('AGENTRY_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     documentBodyLimitBytes: r.int('AGENTRY_DOCUMENT_BODY_LIMIT_BYTES', 12 * 1024 * 1024, 1024),
-    logLevel: r.str('AGENTRY_LOG_LEVEL') ?? 'info',
+    logLevel: r.oneOf('AGENTRY_LOG_LEVEL', LOG_LEVELS, 'info'),
+    stateDir: r.str('AGENTRY_STATE_DIR', '.agentry'),
     apiRunsWorker: r.bool('AGENTRY_API_RUNS_WORKER', false),
     workflowTaskPolls: r.int('AGENTRY_WORKFLOW_TASK_POLLS', 1, 1, 100),
     workflowBundlePath: r.str('AGENTRY_WORKFLOW_BUNDLE'),
@@ -191,8 +156,6 @@ export function loadConfig(env: Env = process.env): Config {
       maximumIntervalMs: 5_000,
     },
   };
-  if (r.errors.length > 0) throw new ConfigError(r.errors);
-  return config;
 }
 
 function trustProxyOf(value: string | undefined): string | number {

@@ -113,6 +113,22 @@ describe('loadConfig', () => {
     expect(problemsOf({ PORT: 'eighty' })[0]).toContain('"eighty"');
   });
 
+  it('a problem names the variable and the accepted range or values', () => {
+    expect(
+      problemsOf({
+        PORT: '80.5',
+        AGENTRY_AUTH_FAILURE_LIMIT: '12abc',
+        AGENTRY_LOG_LEVEL: 'verbose',
+        AGENTRY_API_RUNS_WORKER: 'yes',
+      }),
+    ).toEqual([
+      'PORT must be an integer between 0 and 65535 (got "80.5")',
+      'AGENTRY_AUTH_FAILURE_LIMIT must be an integer ≥ 1 (got "12abc")',
+      'AGENTRY_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")',
+      'AGENTRY_API_RUNS_WORKER must be true or false (got "yes")',
+    ]);
+  });
+
   it('§17: an application secret shorter than 32 bytes is rejected (current and previous)', () => {
     expect(problemsOf({ AGENTRY_APPLICATION_SECRET: 'x'.repeat(31) })).toEqual([
       'AGENTRY_APPLICATION_SECRET must be at least 32 bytes',
