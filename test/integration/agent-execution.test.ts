@@ -3,7 +3,7 @@
 // EX-4), traces (TR-1..TR-3) and the dry run (§10).
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { answerOf, parseNdjson } from '../helpers/http';
-import { seedPipeline } from '../helpers/knowledge';
+import { documentsReady, seedPipeline } from '../helpers/knowledge';
 import { startStack, type Stack } from '../helpers/stack';
 
 let stack: Stack;
@@ -36,14 +36,7 @@ async function ingest(
     metadata,
   });
   expect(res.status).toBe(202);
-  for (let i = 0; i < 300; i++) {
-    const doc = await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}`);
-    if (doc.body.status === 'ready') return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(
-    `ingestion did not finish: ${JSON.stringify((await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}`)).body)}`,
-  );
+  await documentsReady(stack.api, pipelineId, [res.body.id]);
 }
 
 const headers = () => ({ 'x-pipeline-id': pipelineId, 'x-llm-id': llmId });

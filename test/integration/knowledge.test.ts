@@ -1,6 +1,7 @@
 // SPEC §3–§6 through the API with a real worker: embedding models, text splitters, pipelines
 // (CL-1, MD-1), durable ingestion (DOC-1..3) and search (SR-1..4, CL-2/CL-3).
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { documentSettled } from '../helpers/knowledge';
 import { startStack, type Stack } from '../helpers/stack';
 
 let stack: Stack;
@@ -13,21 +14,6 @@ const HIERARCHY = [
   { name: 'public' },
   { name: 'hr', includes: ['public'] },
 ];
-
-async function waitForStatus(
-  pipelineId: string,
-  documentId: string,
-  statuses: string[],
-  timeoutMs = 30_000,
-): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await stack.api.get(`/pipelines/${pipelineId}/documents/${documentId}`);
-    if (statuses.includes(res.body.status)) return res.body;
-    if (Date.now() > deadline) throw new Error(`document stuck in ${res.body.status}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function createPipeline(name: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await stack.api.post('/pipelines', {
@@ -187,7 +173,7 @@ describe('§5 documents and §6 search', () => {
       classification: 'public',
     });
     expect(typeof res.body.version).toBe('number');
-    const ready = await waitForStatus(pipelineId, res.body.id, ['ready', 'failed']);
+    const ready = await documentSettled(stack.api, pipelineId, res.body.id);
     expect(ready.status).toBe('ready');
     const fragments = (await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}/fragments`))
       .body.data;
@@ -204,7 +190,7 @@ describe('§5 documents and §6 search', () => {
       classification: 'hr',
       metadata: { year: 2025 },
     });
-    await waitForStatus(pipelineId, secret.body.id, ['ready']);
+    await documentSettled(stack.api, pipelineId, secret.body.id, { statuses: ['ready'] });
     const asPublic = await stack.api.post(`/pipelines/${pipelineId}/search`, {
       query: 'salary bands',
       classification: 'public',
@@ -312,7 +298,7 @@ describe('§5 documents and §6 search', () => {
       metadata: { year: 2023 },
       external_id: 'parking',
     });
-    await waitForStatus(pipelineId, first.body.id, ['ready']);
+    await documentSettled(stack.api, pipelineId, first.body.id, { statuses: ['ready'] });
     const second = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
       content: 'Parking costs two euros per day.',
       classification: 'public',
@@ -321,7 +307,7 @@ describe('§5 documents and §6 search', () => {
     });
     expect(second.body.id).toBe(first.body.id);
     expect(second.body.version).toBeGreaterThan(first.body.version);
-    await waitForStatus(pipelineId, first.body.id, ['ready']);
+    await documentSettled(stack.api, pipelineId, first.body.id, { statuses: ['ready'] });
     const versions = (await stack.api.get(`/pipelines/${pipelineId}/documents/${first.body.id}/versions`))
       .body.data;
     expect(versions).toHaveLength(2);
@@ -371,7 +357,8 @@ describe('§5 documents and §6 search', () => {
     });
     expect(batch.status).toBe(202);
     expect(batch.body.data).toHaveLength(3);
-    for (const d of batch.body.data) await waitForStatus(pipelineId, d.id, ['ready']);
+    for (const d of batch.body.data)
+      await documentSettled(stack.api, pipelineId, d.id, { statuses: ['ready'] });
     const listed = await stack.api.get(
       `/pipelines/${pipelineId}/documents?classification=internal&status=ready`,
     );
