@@ -56,8 +56,17 @@ export async function checkPromptReferences(
     });
   }
   if (problems.length > 0) {
+    // Seed 002 names the referenced prompt at `position`: for a problem found below it (a cycle
+    // closing, a depth exceeded further down), the reference of this text that leads there.
+    const referenced = new Map(
+      referencesIn(texts).map((r) => [`${r.field}:${r.position}`, r.token.promptId]),
+    );
     throw new InvalidInput('Invalid prompt references').withDetails(
-      problems.map((p) => ({ promptId: p.promptId, reason: p.reason, position: p.position })),
+      problems.map((p) => ({
+        promptId: referenced.get(`${p.field}:${p.position}`) ?? p.promptId,
+        reason: p.reason,
+        position: p.position,
+      })),
     );
   }
   return promptIds;

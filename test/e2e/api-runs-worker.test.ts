@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { Api, answerOf, parseNdjson } from '../helpers/http';
 import { startApiProcess, type Child } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
+import { waitFor } from '../helpers/wait';
 
 let database: TestDatabase;
 let api: Child;
@@ -45,8 +46,10 @@ it('AGENTRY_API_RUNS_WORKER=true: a direct query streams its answer with only th
   expect(answerOf(parseNdjson(res.text))).toBe('Served by the API alone.');
   const handle = temporal.workflow.getHandle(`execution-${res.headers.get('x-agentry-execution-id')}`);
   // The result is encrypted (no codec here): wait for the workflow to close instead.
-  for (let i = 0; i < 100 && (await handle.describe()).status.name === 'RUNNING'; i++)
-    await new Promise((r) => setTimeout(r, 100));
+  await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', {
+    what: 'the workflow to close',
+    intervalMs: 100,
+  });
   expect((await handle.describe()).status.name).toBe('COMPLETED');
   const events = (await handle.fetchHistory()).events ?? [];
   const completed = events.filter(

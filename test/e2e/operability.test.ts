@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import type { Api } from '../helpers/http';
 import { parseNdjson } from '../helpers/http';
+import { documentsReady } from '../helpers/knowledge';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
+import { until, waitFor } from '../helpers/wait';
 
 const QUESTION = 'How do I rotate the zeppelin-credentials quarterly?';
 const FRAGMENT =
@@ -15,8 +17,6 @@ const FRAGMENT =
   'restart the services that read it. Rotation is quarterly.';
 const ANSWER = 'Open the vault console and create a new secret version, then restart.';
 const SYSTEM = 'Answer using only the reference text about obscure-walrus matters.';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Target {
   agentId: string;
@@ -46,12 +46,7 @@ async function setupAgent(admin: Api, fake: FakeModelServer, model: string): Pro
     classification: 'internal',
   });
   expect(doc.status).toBe(202);
-  for (let i = 0; ; i++) {
-    const got = await admin.get(`/pipelines/${pipeline.body.id}/documents/${doc.body.id}`);
-    if (got.body.status === 'ready') break;
-    if (got.body.status === 'failed' || i > 300) throw new Error(`ingestion: ${JSON.stringify(got.body)}`);
-    await sleep(100);
-  }
+  await documentsReady(admin, pipeline.body.id, [doc.body.id]);
   const llm = await admin.post('/llms', { name: 'fake', endpoint: fake.url, model, api_key: 'sk-ops' });
   expect(llm.status).toBe(201);
   const agent = await admin.post('/agents', {
@@ -208,11 +203,9 @@ describe('§16 metrics and logs of the API and worker processes', () => {
       executionId,
       workflowId: `execution-${executionId}`,
     });
-    let failed: Record<string, unknown> | undefined;
-    for (let i = 0; i < 50 && !failed; i++) {
-      failed = lines(stack.worker.output).find((l) => l.msg === 'Activity failed');
-      if (!failed) await sleep(100);
-    }
+    const failed = await until(() => lines(stack.worker.output).find((l) => l.msg === 'Activity failed'), {
+      what: "the worker's 'Activity failed' line",
+    });
     expect(failed).toMatchObject({
       level: 40,
       component: 'temporal',
@@ -315,22 +308,22 @@ describe('§16 OpenTelemetry traces (OTEL_* set)', () => {
     const { executionId } = await execute(stack.admin, target, { 'x-request-id': 'ops-trace-request-7' });
 
     const find = (pred: (s: OtlpSpan) => boolean) => receiver.spans.find(pred);
-    let http: OtlpSpan | undefined;
-    let runActivity: OtlpSpan | undefined;
-    let runWorkflow: OtlpSpan | undefined;
+    const requestSpan = (requestId: string) => find((s) => attribute(s, 'agentry.request_id') === requestId);
     // The workflow's span is exported when the run completes, after the answer was streamed.
-    for (let i = 0; i < 100; i++) {
-      http = find((s) => attribute(s, 'agentry.request_id') === 'ops-trace-request-7');
-      runActivity = http && find((s) => s.traceId === http!.traceId && s.name === 'RunActivity:callModel');
-      runWorkflow =
-        http && find((s) => s.traceId === http!.traceId && s.name === 'RunWorkflow:agentExecution');
-      if (runActivity && runWorkflow) break;
-      await sleep(100);
-    }
-    expect(http).toBeDefined();
-    expect(http!.service).toBe('agentry-api');
-    expect(http!.parentSpanId ?? '').toBe('');
-    const trace = receiver.spans.filter((s) => s.traceId === http!.traceId);
+    const { http, runActivity, runWorkflow } = await until(
+      () => {
+        const http = requestSpan('ops-trace-request-7');
+        const runActivity =
+          http && find((s) => s.traceId === http.traceId && s.name === 'RunActivity:callModel');
+        const runWorkflow =
+          http && find((s) => s.traceId === http.traceId && s.name === 'RunWorkflow:agentExecution');
+        return runActivity && runWorkflow ? { http, runActivity, runWorkflow } : undefined;
+      },
+      { what: 'the spans of the request, its workflow and its model call', intervalMs: 100 },
+    );
+    expect(http.service).toBe('agentry-api');
+    expect(http.parentSpanId ?? '').toBe('');
+    const trace = receiver.spans.filter((s) => s.traceId === http.traceId);
     const named = (name: string) => trace.find((s) => s.name === name);
     const startWorkflow = named('StartWorkflow:agentExecution');
     const startActivity = named('StartActivity:callModel');
@@ -338,10 +331,10 @@ describe('§16 OpenTelemetry traces (OTEL_* set)', () => {
     expect(runWorkflow?.service).toBe('agentry-worker');
     expect(runActivity?.service).toBe('agentry-worker');
     // Parent links across the processes: HTTP → StartWorkflow → RunWorkflow → StartActivity → RunActivity.
-    expect(runWorkflow!.parentSpanId).toBe(startWorkflow!.spanId);
+    expect(runWorkflow.parentSpanId).toBe(startWorkflow!.spanId);
     expect(startActivity!.parentSpanId).toBeTruthy();
-    expect(runActivity!.parentSpanId).toBe(startActivity!.spanId);
-    expect(attribute(runWorkflow!, 'workflowId')).toBe(`execution-${executionId}`);
+    expect(runActivity.parentSpanId).toBe(startActivity!.spanId);
+    expect(attribute(runWorkflow, 'workflowId')).toBe(`execution-${executionId}`);
     expect(named('RunActivity:retrieveFragments')).toBeDefined();
     // Express route span and PostgreSQL queries, from both processes, in the same trace.
     expect(
@@ -351,9 +344,13 @@ describe('§16 OpenTelemetry traces (OTEL_* set)', () => {
     const workerQuery = trace.find((s) => s.service === 'agentry-worker' && isPostgres(s));
     expect(workerQuery).toBeDefined();
 
-    // Probes and scrapes are not traced.
+    // Probes and scrapes are not traced: once a request sent after the probe has its span
+    // exported (spans are batched in the order they end), a span of the probe would be too.
     await fetch(`http://127.0.0.1:${stack.api.port}/readyz`);
-    await sleep(400);
+    expect((await stack.admin.get('/llms', { 'x-request-id': 'ops-after-readyz' })).status).toBe(200);
+    await waitFor(() => requestSpan('ops-after-readyz') !== undefined, {
+      what: 'the span of the request after the probe',
+    });
     expect(
       receiver.spans.some((s) => attribute(s, 'http.route') === '/readyz' || s.name.includes('/readyz')),
     ).toBe(false);

@@ -10,6 +10,7 @@ import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-
 import type { TestEnv } from '../helpers/config';
 import { readableText } from '../helpers/history-text';
 import type { Api } from '../helpers/http';
+import { documentsReady } from '../helpers/knowledge';
 import { startProcessStack, type Child, type ProcessStack } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
 
@@ -72,8 +73,6 @@ const RESTRICTED = 'Database credentials of the payroll vault rotate on request 
 const ANSWER = 'Start an early rotation from the Credentials page of the operations console.';
 const LLM_KEY = 'sk-seed-000-llm-key-7a1c';
 const RENDERED_USER = `Reference text:\n${FRAGMENT}\n\nQuestion: ${QUESTION}`;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('seed 000 walk-through on separate API and worker processes', () => {
   let user: Api;
@@ -154,15 +153,7 @@ describe('seed 000 walk-through on separate API and worker processes', () => {
       expect(res.status).toBe(202);
       ids.push(res.body.id);
     }
-    for (const id of ids) {
-      for (let i = 0; ; i++) {
-        const doc = await user.get(`/pipelines/${pipelineId}/documents/${id}`);
-        if (doc.body.status === 'ready') break;
-        if (doc.body.status === 'failed' || i > 300)
-          throw new Error(`ingestion: ${JSON.stringify(doc.body)}`);
-        await sleep(100);
-      }
-    }
+    await documentsReady(user, pipelineId, ids);
     documentId = ids[0]!;
 
     const llm = await user.post('/llms', {

@@ -8,6 +8,7 @@
 // DELETE, so the set changes with any write, and hashing it never reads (or detoasts) large
 // columns such as encrypted content and vectors.
 import type { Knex } from 'knex';
+import { sleep } from './wait';
 
 export type Snapshot = Record<string, { rows: number; hash: string }>;
 
@@ -92,6 +93,6 @@ export async function settle(probe: DatabaseProbe, timeoutMs = 20_000, quietMs =
     } else previous = undefined;
     if (Date.now() > until)
       throw new Error(`Background work did not settle within ${timeoutMs} ms: ${JSON.stringify(busy)}`);
-    await new Promise((r) => setTimeout(r, quietMs));
+    await sleep(quietMs);
   }
 }

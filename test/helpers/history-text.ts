@@ -1,5 +1,7 @@
 // Reading a Temporal history as an attacker would: every string, every byte field as text, and
-// every base64-looking run decoded at each alignment, so plaintext cannot hide in any encoding.
+// every base64-looking run decoded at each alignment, so plaintext cannot hide in any encoding;
+// and as an operator would: the local activities its markers record, with their results.
+import type { Payload, PayloadCodec } from '@temporalio/common';
 
 /**
  * Everything readable in a value: strings, the bytes of every binary field as UTF-8, and the
@@ -43,4 +45,32 @@ export function localActivityMarkers(
     if (marker?.markerName !== 'core_local_activity' || !data) return [];
     return [JSON.parse(Buffer.from(data).toString('utf8')) as LocalActivityMarker];
   });
+}
+
+type MarkerEvent = {
+  markerRecordedEventAttributes?: {
+    markerName?: string | null;
+    details?: Record<string, { payloads?: Payload[] | null }> | null;
+  } | null;
+};
+
+/** The results of the local activities of a type, in history order, decoded with `codec`. */
+export async function localActivityResults(
+  events: MarkerEvent[],
+  activityType: string,
+  codec: PayloadCodec,
+): Promise<unknown[]> {
+  const markers = localActivityMarkers(events);
+  const recorded = events.filter(
+    (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+  );
+  const results: unknown[] = [];
+  for (const [i, marker] of markers.entries()) {
+    if (marker.activity_type !== activityType) continue;
+    const payload = recorded[i]?.markerRecordedEventAttributes?.details?.result?.payloads?.[0];
+    if (!payload) throw new Error(`local activity ${activityType} #${i} recorded no result`);
+    const [decoded] = await codec.decode([payload]);
+    results.push(JSON.parse(Buffer.from(decoded!.data ?? new Uint8Array()).toString('utf8')));
+  }
+  return results;
 }

@@ -1,7 +1,32 @@
 // A knowledge pipeline set up through the API for execution tests: an embedding model (the
 // built-in `hash` one unless given), a line splitter, a pipeline of one classification, and
-// documents ingested until ready.
+// documents ingested until ready; and the waits for a document's ingestion to settle.
 import type { Api } from './http';
+import { until } from './wait';
+
+/** Polls a document (through the API) until its status is one of `statuses`; returns its body. */
+export function documentSettled(
+  api: Api,
+  pipelineId: string,
+  documentId: string,
+  { statuses = ['ready', 'failed'], timeoutMs = 60_000 }: { statuses?: string[]; timeoutMs?: number } = {},
+): Promise<any> {
+  return until(
+    async () => {
+      const res = await api.get(`/pipelines/${pipelineId}/documents/${documentId}`);
+      return res.status === 200 && statuses.includes(res.body.status) ? res.body : undefined;
+    },
+    { what: `document ${documentId} to reach ${statuses.join(' or ')}`, timeoutMs, intervalMs: 100 },
+  );
+}
+
+/** Waits until every document is ready; fails naming the first that failed to ingest. */
+export async function documentsReady(api: Api, pipelineId: string, documentIds: string[]): Promise<void> {
+  for (const id of documentIds) {
+    const body = await documentSettled(api, pipelineId, id);
+    if (body.status !== 'ready') throw new Error(`ingestion failed: ${JSON.stringify(body)}`);
+  }
+}
 
 export interface SeededPipeline {
   pipelineId: string;
@@ -36,13 +61,7 @@ export async function seedPipeline(
   const pipelineId = pipeline.body.id as string;
   for (const content of options.documents ?? []) {
     const doc = await api.post(`/pipelines/${pipelineId}/documents`, { content, classification });
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const got = await api.get(`/pipelines/${pipelineId}/documents/${doc.body.id}`);
-      if (got.body.status === 'ready') break;
-      if (Date.now() > deadline) throw new Error(`document not ready: ${JSON.stringify(got.body)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await documentsReady(api, pipelineId, [doc.body.id]);
   }
   return { pipelineId, embeddingModelId: model.body.id as string };
 }

@@ -3,7 +3,7 @@
 // EX-4), traces (TR-1..TR-3) and the dry run (§10).
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { answerOf, parseNdjson } from '../helpers/http';
-import { seedPipeline } from '../helpers/knowledge';
+import { documentsReady, seedPipeline } from '../helpers/knowledge';
 import { startStack, type Stack } from '../helpers/stack';
 
 let stack: Stack;
@@ -36,14 +36,7 @@ async function ingest(
     metadata,
   });
   expect(res.status).toBe(202);
-  for (let i = 0; i < 300; i++) {
-    const doc = await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}`);
-    if (doc.body.status === 'ready') return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(
-    `ingestion did not finish: ${JSON.stringify((await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}`)).body)}`,
-  );
+  await documentsReady(stack.api, pipelineId, [res.body.id]);
 }
 
 const headers = () => ({ 'x-pipeline-id': pipelineId, 'x-llm-id': llmId });
@@ -208,6 +201,31 @@ describe('§9.3 execution', () => {
       detail: 'Trace with id not-a-uuid not found',
     });
     expect(fake.requests[0]!.body).toMatchObject({ temperature: 0.2 });
+  });
+
+  it('EX-5: the trace is stored before the model call: readable after the model refused the request', async () => {
+    // A 400 is not retried (LLM-3): the one model call fails and the execution ends with it.
+    fake.script('m', { failFirst: { count: 1, status: 400, message: 'bad request' } });
+    const res = await execute({
+      prompt: { question: 'When does the cafeteria open?' },
+      classification: 'internal',
+      tracing: true,
+    });
+    // EX-7: the failure came before the first byte, so it is the response's status.
+    expect(res.status).toBe(502);
+    expect(fake.requestsFor('m')).toHaveLength(1);
+    // The error response carries no trace header; the execution record names the trace (DX-1).
+    const record = await stack.api.get(`/executions/${res.headers.get('x-agentry-execution-id')}`);
+    expect(record.status).toBe(200);
+    const traceId = record.body.trace_id;
+    expect(traceId).toMatch(/^[0-9a-f-]{36}$/);
+    const trace = await stack.api.get(`/tracing/${traceId}`);
+    expect(trace.status).toBe(200);
+    expect(trace.body.inputs).toEqual({ question: 'When does the cafeteria open?' });
+    expect(trace.body.prompt).toEqual([
+      { role: 'system', template: 'Answer using only the reference text.' },
+      { role: 'user', template: expect.stringContaining('Question: When does the cafeteria open?') },
+    ]);
   });
 
   it('§10: the dry run returns every retrieval placeholder with the fragments an execution traces', async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { parseNdjson, type TestResponse } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';
+import { until } from '../helpers/wait';
 
 let stack: Stack;
 let fake: FakeModelServer;
@@ -38,18 +39,6 @@ afterAll(async () => {
   await stack?.stop();
   await fake?.close();
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 2000): Promise<T> {
-  const until = Date.now() + ms;
-  let value = await fn();
-  while (!ok(value) && Date.now() < until) {
-    await sleep(20);
-    value = await fn();
-  }
-  return value;
-}
 
 const logLinesOf = (requestId: string): any[] =>
   stack.logs
@@ -142,9 +131,12 @@ describe('§1 x-request-id', () => {
       [denied, 401],
       [failed, 400],
     ] as const) {
-      const lines = await eventually(
-        () => logLinesOf(id),
-        (l) => l.some((line) => line.msg === 'request'),
+      const lines = await until(
+        () => {
+          const l = logLinesOf(id);
+          return l.some((line) => line.msg === 'request') ? l : undefined;
+        },
+        { what: `the request log line of ${id}` },
       );
       expect(lines.find((l) => l.msg === 'request')).toMatchObject({ requestId: id, status });
     }
@@ -374,9 +366,12 @@ describe('§16 operational endpoints', () => {
     expect((await stack.api.get('/llms/not-a-uuid-metrics')).status).toBe(404);
     expect((await stack.api.get('/secret-path-metrics')).status).toBe(404);
     const text = (
-      await eventually(
-        () => anonymous().get('/metrics'),
-        (r) => r.text.includes('route="/llms/:id",status="404"'),
+      await until(
+        async () => {
+          const r = await anonymous().get('/metrics');
+          return r.text.includes('route="/llms/:id",status="404"') ? r : undefined;
+        },
+        { what: 'the 404 of /llms/:id in /metrics' },
       )
     ).text;
     expect(text).toMatch(/agentry_http_requests_total\{method="GET",route="\/llms\/:id",status="200"\} \d+/);

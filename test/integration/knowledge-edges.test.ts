@@ -9,6 +9,7 @@ import { hashEmbedding } from '../../infra/hash-embedder';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import type { Api } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';
+import { until, waitFor } from '../helpers/wait';
 
 let stack: Stack;
 let fake: FakeModelServer;
@@ -52,15 +53,15 @@ async function count(table: string, where: Record<string, unknown>): Promise<num
 
 /** The versions of a document once the newest one has settled (ready or failed). */
 async function settledVersions(pipelineId: string, documentId: string, timeoutMs = 30_000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await stack.api.get(`/pipelines/${pipelineId}/documents/${documentId}/versions`);
-    expect(res.status).toBe(200);
-    const latest = res.body.data[res.body.data.length - 1];
-    if (latest && ['ready', 'failed'].includes(latest.status)) return res.body.data;
-    if (Date.now() > deadline) throw new Error(`document ${documentId} stuck in ${latest?.status}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return until(
+    async () => {
+      const res = await stack.api.get(`/pipelines/${pipelineId}/documents/${documentId}/versions`);
+      expect(res.status).toBe(200);
+      const latest = res.body.data[res.body.data.length - 1];
+      return latest && ['ready', 'failed'].includes(latest.status) ? res.body.data : undefined;
+    },
+    { what: `document ${documentId} to settle`, timeoutMs, intervalMs: 100 },
+  );
 }
 
 async function createPipeline(name: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -163,11 +164,11 @@ describe('SR-5 filtered search through the HNSW index', () => {
     }));
     const res = await stack.api.post(`/pipelines/${pipelineId}/documents:batch`, { documents });
     expect(res.status).toBe(202);
-    const deadline = Date.now() + 45_000;
-    while ((await count('document_versions', { pipeline_id: pipelineId, status: 'ready' })) < DOCUMENTS) {
-      if (Date.now() > deadline) throw new Error('the SR-5 corpus was not ingested in time');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitFor(
+      async () =>
+        (await count('document_versions', { pipeline_id: pipelineId, status: 'ready' })) >= DOCUMENTS,
+      { what: 'the SR-5 corpus to be ingested', timeoutMs: 45_000, intervalMs: 200 },
+    );
     expect(await count('fragments', { pipeline_id: pipelineId, current: true })).toBe(DOCUMENTS * PARAGRAPHS);
     // The statistics autovacuum would have gathered by now; without them the planner guesses one
     // row and reads the pipeline exactly, which would not exercise the index at all.

@@ -1,6 +1,9 @@
 // SPEC §3–§6 through the API with a real worker: embedding models, text splitters, pipelines
 // (CL-1, MD-1), durable ingestion (DOC-1..3) and search (SR-1..4, CL-2/CL-3).
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import pgvector from 'pgvector';
+import { hashEmbedding } from '../../infra/embedders';
+import { documentSettled } from '../helpers/knowledge';
 import { startStack, type Stack } from '../helpers/stack';
 
 let stack: Stack;
@@ -14,19 +17,68 @@ const HIERARCHY = [
   { name: 'hr', includes: ['public'] },
 ];
 
-async function waitForStatus(
-  pipelineId: string,
-  documentId: string,
-  statuses: string[],
-  timeoutMs = 30_000,
-): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await stack.api.get(`/pipelines/${pipelineId}/documents/${documentId}`);
-    if (statuses.includes(res.body.status)) return res.body;
-    if (Date.now() > deadline) throw new Error(`document stuck in ${res.body.status}`);
-    await new Promise((r) => setTimeout(r, 100));
+interface Statement {
+  sql: string;
+  bindings: unknown[];
+}
+
+/** The SQL statements the in-process API sends through the runtime's knex while `fn` runs. */
+async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; statements: Statement[] }> {
+  const statements: Statement[] = [];
+  const listener = (q: { sql: string; bindings?: unknown[] }) =>
+    statements.push({ sql: q.sql, bindings: q.bindings ?? [] });
+  stack.rt.db.on('query', listener);
+  try {
+    return { result: await fn(), statements };
+  } finally {
+    stack.rt.db.removeListener('query', listener);
   }
+}
+
+/** The one vector-search statement among `statements` (the `<=>` distance of SR-3). */
+function vectorSearch(statements: Statement[]): Statement {
+  const searches = statements.filter((s) => s.sql.includes('<=>'));
+  expect(searches).toHaveLength(1);
+  return searches[0]!;
+}
+
+/** CL-3: the classification predicate, with exactly the reader's levels, is in the statement. */
+function expectClassificationPredicate(statement: Statement, levels: string[]): void {
+  // knex reports the statement as sent to PostgreSQL: positional parameters $1, $2, ...
+  const match = /"f"\."classification" in \((\$\d+(?:, \$\d+)*)\)/.exec(statement.sql);
+  expect(match).not.toBeNull();
+  const bound = match![1]!.split(', ').map((p) => statement.bindings[Number(p.slice(1)) - 1]);
+  expect(bound.sort()).toEqual([...levels].sort());
+}
+
+/** SR-1 by PostgreSQL itself: `ts_rank_cd` of the current fragments a reader of `levels` may see. */
+async function expectedTextRanks(pipelineId: string, levels: string[], query: string, limit: number) {
+  const { text_search_config: config } = await stack.rt
+    .db('pipelines')
+    .where({ id: pipelineId })
+    .first('text_search_config');
+  const { rows } = await stack.rt.db.raw(
+    `SELECT id, ts_rank_cd(tsv, websearch_to_tsquery(?::regconfig, ?)) AS rank FROM fragments
+      WHERE pipeline_id = ? AND current AND expired_at IS NULL AND classification = ANY(?)
+        AND tsv @@ websearch_to_tsquery(?::regconfig, ?)
+      ORDER BY rank DESC, id LIMIT ?`,
+    [config, query, pipelineId, levels, config, query, limit],
+  );
+  return (rows as { id: string; rank: string }[]).map((r) => ({ id: r.id, score: Number(r.rank) }));
+}
+
+/** Exact cosine order (no index) of the same fragments for the hash embedding of `query`. */
+async function expectedVectorOrder(pipelineId: string, levels: string[], query: string, limit: number) {
+  return stack.rt.db.transaction(async (trx) => {
+    await trx.raw('SET LOCAL enable_indexscan = off');
+    const { rows } = await trx.raw(
+      `SELECT id FROM fragments
+        WHERE pipeline_id = ? AND current AND expired_at IS NULL AND classification = ANY(?)
+        ORDER BY (embedding::vector(64)) <=> ?::vector(64), id LIMIT ?`,
+      [pipelineId, levels, pgvector.toSql(hashEmbedding(query, 64)), limit],
+    );
+    return (rows as { id: string }[]).map((r) => r.id);
+  });
 }
 
 async function createPipeline(name: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -187,7 +239,7 @@ describe('§5 documents and §6 search', () => {
       classification: 'public',
     });
     expect(typeof res.body.version).toBe('number');
-    const ready = await waitForStatus(pipelineId, res.body.id, ['ready', 'failed']);
+    const ready = await documentSettled(stack.api, pipelineId, res.body.id);
     expect(ready.status).toBe('ready');
     const fragments = (await stack.api.get(`/pipelines/${pipelineId}/documents/${res.body.id}/fragments`))
       .body.data;
@@ -204,14 +256,19 @@ describe('§5 documents and §6 search', () => {
       classification: 'hr',
       metadata: { year: 2025 },
     });
-    await waitForStatus(pipelineId, secret.body.id, ['ready']);
-    const asPublic = await stack.api.post(`/pipelines/${pipelineId}/search`, {
-      query: 'salary bands',
-      classification: 'public',
-      k: 10,
-    });
+    await documentSettled(stack.api, pipelineId, secret.body.id, { statuses: ['ready'] });
+    const { result: asPublic, statements } = await statementsDuring(() =>
+      stack.api.post(`/pipelines/${pipelineId}/search`, {
+        query: 'salary bands',
+        classification: 'public',
+        k: 10,
+      }),
+    );
     expect(asPublic.status).toBe(200);
+    expect(asPublic.body.data.length).toBeGreaterThan(0);
     expect(asPublic.body.data.every((f: any) => f.classification === 'public')).toBe(true);
+    // CL-3: enforced by the statement that searches, not after it.
+    expectClassificationPredicate(vectorSearch(statements), ['public']);
     const asHr = await stack.api.post(`/pipelines/${pipelineId}/search`, {
       query: 'salary bands',
       classification: 'hr',
@@ -229,12 +286,17 @@ describe('§5 documents and §6 search', () => {
       classification: [],
     });
     expect(none.body.data).toEqual([]);
-    const exact = await stack.api.post(`/pipelines/${pipelineId}/search`, {
-      query: 'salary',
-      classification: { name: 'hr', exact: true },
-      k: 10,
-    });
+    const exactSearch = await statementsDuring(() =>
+      stack.api.post(`/pipelines/${pipelineId}/search`, {
+        query: 'salary',
+        classification: { name: 'hr', exact: true },
+        k: 10,
+      }),
+    );
+    const exact = exactSearch.result;
+    expect(exact.body.data.length).toBeGreaterThan(0);
     expect(exact.body.data.every((f: any) => f.classification === 'hr')).toBe(true);
+    expectClassificationPredicate(vectorSearch(exactSearch.statements), ['hr']);
     const unknown = await stack.api.post(`/pipelines/${pipelineId}/search`, {
       query: 'x',
       classification: 'secret',
@@ -244,14 +306,22 @@ describe('§5 documents and §6 search', () => {
   });
 
   it('SR-1/FL: filters, threshold, full_text and hybrid', async () => {
-    const filtered = await stack.api.post(`/pipelines/${pipelineId}/search`, {
-      query: 'salary',
-      classification: ['internal', 'hr'],
-      filters: { year: { $gte: 2025 } },
-      k: 10,
-    });
+    const filteredSearch = await statementsDuring(() =>
+      stack.api.post(`/pipelines/${pipelineId}/search`, {
+        query: 'salary',
+        classification: ['internal', 'hr'],
+        filters: { year: { $gte: 2025 } },
+        k: 10,
+      }),
+    );
+    const filtered = filteredSearch.result;
     expect(filtered.body.data.length).toBeGreaterThan(0);
     expect(filtered.body.data.every((f: any) => f.metadata.year >= 2025)).toBe(true);
+    // The filter is a predicate of the searching statement too, with its value bound.
+    const search = vectorSearch(filteredSearch.statements);
+    expect(search.sql).toMatch(/metadata/);
+    expect(search.bindings.map(String)).toContain('2025');
+    expectClassificationPredicate(search, ['hr', 'internal', 'public']);
     const bad = await stack.api.post(`/pipelines/${pipelineId}/search`, {
       query: 'x',
       classification: 'public',
@@ -272,6 +342,20 @@ describe('§5 documents and §6 search', () => {
     });
     expect(text.body.data[0].page_content).toContain('cafeteria');
     expect(text.body.data[0].score).toBeGreaterThan(0);
+    // SR-1: score = PostgreSQL's ts_rank_cd of websearch_to_tsquery, best first (k 5 by default).
+    const idsAndScores = (data: any[]) => data.map((f) => ({ id: f.id, score: f.score }));
+    expect(idsAndScores(text.body.data)).toEqual(
+      await expectedTextRanks(pipelineId, ['public'], 'cafeteria', 5),
+    );
+    const several = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+      query: 'cafeteria or salaries or holidays or parking',
+      classification: 'public',
+      search_type: 'full_text',
+    });
+    expect(several.body.data.length).toBeGreaterThan(1);
+    expect(idsAndScores(several.body.data)).toEqual(
+      await expectedTextRanks(pipelineId, ['public'], 'cafeteria or salaries or holidays or parking', 5),
+    );
     const hybrid = await stack.api.post(`/pipelines/${pipelineId}/search`, {
       query: 'cafeteria',
       classification: 'public',
@@ -279,6 +363,21 @@ describe('§5 documents and §6 search', () => {
       k: 3,
     });
     expect(hybrid.body.data[0].page_content).toContain('cafeteria');
+    // SR-1 hybrid: reciprocal-rank fusion, Σ 1/(60 + rank) over the similarity and full-text
+    // lists (each 20 deep for k = 3), computed here from PostgreSQL's own orders.
+    const fused = new Map<string, number>();
+    const lists = [
+      await expectedVectorOrder(pipelineId, ['public'], 'cafeteria', 20),
+      (await expectedTextRanks(pipelineId, ['public'], 'cafeteria', 20)).map((r) => r.id),
+    ];
+    for (const list of lists) list.forEach((id, i) => fused.set(id, (fused.get(id) ?? 0) + 1 / (60 + i + 1)));
+    const best = [...fused.values()].sort((a, b) => b - a).slice(0, 3);
+    expect(fused.size).toBeGreaterThan(1);
+    expect(hybrid.body.data).toHaveLength(Math.min(3, fused.size));
+    hybrid.body.data.forEach((f: any, i: number) => {
+      expect(f.score).toBeCloseTo(fused.get(f.id)!, 12);
+      expect(f.score).toBeCloseTo(best[i]!, 12);
+    });
     const mmr = await stack.api.post(`/pipelines/${pipelineId}/search`, {
       query: 'salary',
       classification: 'internal',
@@ -312,7 +411,7 @@ describe('§5 documents and §6 search', () => {
       metadata: { year: 2023 },
       external_id: 'parking',
     });
-    await waitForStatus(pipelineId, first.body.id, ['ready']);
+    await documentSettled(stack.api, pipelineId, first.body.id, { statuses: ['ready'] });
     const second = await stack.api.post(`/pipelines/${pipelineId}/documents`, {
       content: 'Parking costs two euros per day.',
       classification: 'public',
@@ -321,7 +420,7 @@ describe('§5 documents and §6 search', () => {
     });
     expect(second.body.id).toBe(first.body.id);
     expect(second.body.version).toBeGreaterThan(first.body.version);
-    await waitForStatus(pipelineId, first.body.id, ['ready']);
+    await documentSettled(stack.api, pipelineId, first.body.id, { statuses: ['ready'] });
     const versions = (await stack.api.get(`/pipelines/${pipelineId}/documents/${first.body.id}/versions`))
       .body.data;
     expect(versions).toHaveLength(2);
@@ -371,7 +470,8 @@ describe('§5 documents and §6 search', () => {
     });
     expect(batch.status).toBe(202);
     expect(batch.body.data).toHaveLength(3);
-    for (const d of batch.body.data) await waitForStatus(pipelineId, d.id, ['ready']);
+    for (const d of batch.body.data)
+      await documentSettled(stack.api, pipelineId, d.id, { statuses: ['ready'] });
     const listed = await stack.api.get(
       `/pipelines/${pipelineId}/documents?classification=internal&status=ready`,
     );

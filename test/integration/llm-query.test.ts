@@ -3,6 +3,7 @@
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { answerOf, parseNdjson, parseSse } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';
+import { waitFor } from '../helpers/wait';
 
 let stack: Stack;
 let fake: FakeModelServer;
@@ -262,7 +263,7 @@ describe('LLM-3 retries and failures', () => {
     });
   });
 
-  it('LLM-3/§9.5: cancelling the workflow aborts the model request within 2 s and ends the stream with error 499', async () => {
+  it('LLM-3/§9.5: cancelling the workflow aborts the model request and ends the stream with error 499', async () => {
     const id = await registerLlm('endless');
     fake.script('endless', { text: 'never ending story '.repeat(200), deltaDelayMs: 200 });
     const res = await fetch(`${stack.url}/llms/${id}/query`, {
@@ -274,10 +275,9 @@ describe('LLM-3 retries and failures', () => {
     const executionId = res.headers.get('x-agentry-execution-id')!;
     const body = res.text();
     await waitFor(() => fake.requestsFor('endless').length === 1);
-    const cancelledAt = Date.now();
     await stack.temporal.workflow.getHandle(`execution-${executionId}`).cancel();
-    await waitFor(() => fake.requestsFor('endless')[0]!.aborted);
-    expect(Date.now() - cancelledAt).toBeLessThan(2000);
+    // Well before the 40 s the stream would run: the cancel aborted it (DX-3 measures how soon).
+    await waitFor(() => fake.requestsFor('endless')[0]!.aborted, { what: 'the model request to be aborted' });
     const events = parseNdjson(await body);
     expect(events[events.length - 1]).toMatchObject({ type: 'error', status: 499 });
     expect(events.filter((e) => e.type === 'error' || e.type === 'done')).toHaveLength(1);
@@ -303,11 +303,3 @@ describe('LLM-3 retries and failures', () => {
     expect(events.filter((e) => e.type === 'error' || e.type === 'done')).toHaveLength(1);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

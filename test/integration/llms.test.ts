@@ -1,6 +1,7 @@
 // LLM-1 registry through the real API and PostgreSQL: the stored shape, validation, the
 // encrypted api_key (never returned, never logged), update, delete and name conflicts.
 import { startStack, type Stack } from '../helpers/stack';
+import { sleep, waitFor } from '../helpers/wait';
 
 let stack: Stack;
 
@@ -35,8 +36,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function create(body: Record<string, unknown>): Promise<any> {
   const res = await stack.api.post('/llms', body);
@@ -301,9 +300,21 @@ describe('LLM-1 secrets stay secret', () => {
       (await stack.api.post('/llms', { name: 'leaky', endpoint: 'bad', model: 'm', api_key: leaky })).status,
     ).toBe(400);
     expect((await stack.api.request('POST', '/llms', `{"api_key": "${leaky}", `)).status).toBe(400);
-    expect((await stack.api.as({ id: created.body.id, secret: leaky }).get('/llms')).status).toBe(401);
+    const last = 'llm-secrets-last-request';
+    expect(
+      (await stack.api.as({ id: created.body.id, secret: leaky }).get('/llms', { 'x-request-id': last }))
+        .status,
+    ).toBe(401);
 
-    await sleep(50);
+    // Every line is written once the last request's own line is.
+    await waitFor(
+      () =>
+        stack.logs
+          .join('')
+          .split('\n')
+          .some((line) => line.includes(last) && line.includes('"msg":"request"')),
+      { what: 'the log line of the last request' },
+    );
     const logs = stack.logs.join('');
     expect(logs).toContain('"msg":"request"');
     for (const secret of secrets) expect(logs).not.toContain(secret);

@@ -164,19 +164,22 @@ describe('§12 prompt library', () => {
     expect((await create({ promptId: 'c2', name: 'c2', userPrompt: 'two {{prompt:c1}}' })).status).toBe(201);
     const cycle = await stack.api.put('/api/v1/prompts/c1', { userPrompt: 'one {{prompt:c2}}' });
     expect(cycle.status).toBe(400);
+    // Seed 002's details name the referenced prompt at `position`: c2, whose reference closes the cycle.
     expect(cycle.body.details).toEqual([
-      { promptId: 'c1', reason: 'Circular reference: c1 → c2 → c1', position: 4 },
+      { promptId: 'c2', reason: 'Circular reference: c1 → c2 → c1', position: 4 },
     ]);
     expect((await stack.api.get('/api/v1/prompts/c1')).body.prompt.userPrompt).toBe('one');
     const self = await stack.api.put('/api/v1/prompts/c1', { userPrompt: '{{prompt:c1}}' });
-    expect(self.body.details[0].reason).toBe('Circular reference: c1 → c1');
+    expect(self.body.details).toEqual([
+      { promptId: 'c1', reason: 'Circular reference: c1 → c1', position: 0 },
+    ]);
     expect((await create({ promptId: 'c3', name: 'c3', userPrompt: '{{prompt:c2}}' })).status).toBe(201);
     // d → c3 (1) → c2 (2) → c1 (3): allowed; e → d → c3 → c2 → c1 would reach depth 4.
     expect((await create({ promptId: 'd4', name: 'd4', userPrompt: '{{prompt:c3}}' })).status).toBe(201);
     const deep = await create({ promptId: 'e5', name: 'e5', userPrompt: 'x {{prompt:d4}}' });
     expect(deep.status).toBe(400);
     expect(deep.body.details).toEqual([
-      { promptId: 'c1', reason: 'Maximum chain depth exceeded', position: 2 },
+      { promptId: 'd4', reason: 'Maximum chain depth exceeded', position: 2 },
     ]);
   });
 

@@ -10,6 +10,7 @@ import { RedisRelay } from '../../infra/redis-relay';
 import { RELAY_START, RELAY_TTL_MS, relayKey } from '../../infra/relay';
 import { REFRESH_MS } from '../../infra/relay-expiry';
 import { REDIS_URL } from '../helpers/services';
+import { sleep, waitFor } from '../helpers/wait';
 
 const keyring = new KeyRing('relay-integration-test-secret-0123456789');
 const logger = createLogger('silent');
@@ -23,6 +24,12 @@ async function connections(): Promise<number> {
   const list = await redis.clientList();
   return list.filter((c) => c.name.startsWith(name)).length;
 }
+
+/** Waits until a connection of this file's relay is blocked in its shared XREAD. */
+const xreadBlocking = () =>
+  waitFor(async () => (await redis.clientList()).some((c) => c.name.startsWith(name) && c.cmd === 'xread'), {
+    what: 'the shared XREAD to block',
+  });
 
 beforeAll(async () => {
   redis = createClient({ url: REDIS_URL, name, disableOfflineQueue: true });
@@ -42,7 +49,7 @@ describe('§9.6 relay readers share one blocking connection', () => {
   it('§9.6: 32 readers of 32 executions wait on one connection and each gets exactly its own event', async () => {
     const ids = Array.from({ length: 32 }, () => randomUUID());
     const reads = ids.map((id) => relay.read(id, RELAY_START, 5000));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await xreadBlocking();
     // The shared client and one blocking reader, not one connection per waiting reader.
     expect(await connections()).toBe(2);
     await Promise.all(ids.map((id, n) => relay.publish(id, { type: 'delta', attempt: 1, text: `t${n}` })));
@@ -54,7 +61,7 @@ describe('§9.6 relay readers share one blocking connection', () => {
 
   it('§9.6: a reader arriving while the shared XREAD blocks on other streams gets its event without waiting a block period', async () => {
     const idle = relay.read(randomUUID(), RELAY_START, 1500);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await xreadBlocking();
     const late = randomUUID();
     const started = Date.now();
     const read = relay.read(late, RELAY_START, 3000);
@@ -83,7 +90,7 @@ describe('§9.6 relay readers share one blocking connection', () => {
 
     const other = new RedisRelay(redis, keyring, prefix, logger);
     const waiting = other.read(randomUUID(), RELAY_START, 10_000);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     await other.close();
     expect(await waiting).toEqual([]);
   });

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { parseSse } from '../helpers/http';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
+import { until, waitFor } from '../helpers/wait';
 import {
   deltaCount,
   executeAgent,
@@ -14,7 +15,6 @@ import {
   resets,
   scriptedAnswer,
   seedAgent,
-  until,
   type SeededAgent,
 } from './support';
 
@@ -44,7 +44,7 @@ describe('reliability: the API restarted while an execution runs', () => {
     const first = await executeAgent(stack.admin, agent, idempotency);
     expect(first.status).toBe(200);
     const { executionId } = first;
-    await until('the first deltas', 20_000, () => (deltaCount(first.events) >= 5 ? true : undefined));
+    await waitFor(() => deltaCount(first.events) >= 5, { what: 'the first deltas', timeoutMs: 20_000 });
 
     await stack.restartApi('SIGKILL');
     await first.ended.catch(() => undefined); // the connection died with the process
@@ -74,10 +74,13 @@ describe('reliability: the API restarted while an execution runs', () => {
     await repeated.ended;
     expect(repeated.events).toEqual(whole);
 
-    const record = await until('the execution to succeed', 40_000, async () => {
-      const res = await stack.admin.get(`/executions/${executionId}`);
-      return res.status === 200 && res.body.status !== 'running' ? res.body : undefined;
-    });
+    const record = await until(
+      async () => {
+        const res = await stack.admin.get(`/executions/${executionId}`);
+        return res.status === 200 && res.body.status !== 'running' ? res.body : undefined;
+      },
+      { what: 'the execution to succeed', timeoutMs: 40_000 },
+    );
     expect(record).toMatchObject({ id: executionId, status: 'succeeded', attempts: 1, answer: ANSWER });
     expect(fake.requestsFor(MODEL).map((r) => r.aborted)).toEqual([false]);
   }, 90_000);

@@ -6,7 +6,8 @@ import { Client } from 'pg';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import type { Api } from '../helpers/http';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
-import { documentSettled, until } from './support';
+import { documentSettled } from '../helpers/knowledge';
+import { waitFor } from '../helpers/wait';
 
 const MODEL = 'slow-embed';
 const FRAGMENTS = 500;
@@ -80,9 +81,10 @@ describe('reliability: a worker killed during ingestion', () => {
     const document = `/pipelines/${pipelineId}/documents/${documentId}`;
 
     // A few of the 25 batches are embedded (150 ms each), then the worker dies without warning.
-    await until('the first embedding requests', 30_000, () =>
-      fake.embeddingRequestsFor(MODEL).length >= 4 ? true : undefined,
-    );
+    await waitFor(() => fake.embeddingRequestsFor(MODEL).length >= 4, {
+      what: 'the first embedding requests',
+      timeoutMs: 30_000,
+    });
     await stack.worker.kill('SIGKILL');
     const atKill = fake.embeddingRequestsFor(MODEL).length;
     expect(atKill).toBeLessThan(FRAGMENTS / BATCH);

@@ -7,9 +7,10 @@ import { Client } from 'pg';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
+import { documentSettled } from '../helpers/knowledge';
+import { waitFor } from '../helpers/wait';
 import {
   activityRuns,
-  documentSettled,
   executeAgent,
   expectCleanAnswer,
   finishedRecord,
@@ -18,7 +19,6 @@ import {
   resets,
   scriptedAnswer,
   seedAgent,
-  until,
   whileLocked,
   type SeededAgent,
 } from './support';
@@ -120,9 +120,10 @@ describe('reliability: PostgreSQL connections dropped', () => {
       await lock.dropBlocked(1); // staging the fragments (INSERT)
     });
     // An embedding request is in flight: writing its vectors (UPDATE) queues behind the lock.
-    await until('the first embedding batch', 30_000, () =>
-      fake.embeddingRequestsFor(EMBEDDER).length > before ? true : undefined,
-    );
+    await waitFor(() => fake.embeddingRequestsFor(EMBEDDER).length > before, {
+      what: 'the first embedding batch',
+      timeoutMs: 30_000,
+    });
     await whileLocked(stack.database.url, 'fragment_staging', 'EXCLUSIVE', (lock) => lock.dropBlocked(2));
     // Copying the staged fragments into `fragments` at the end.
     await whileLocked(stack.database.url, 'fragments', 'EXCLUSIVE', (lock) => lock.dropBlocked(2));

@@ -4,6 +4,7 @@
 // time (3 s), which must not count the wait for Redis as a silent model.
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
+import { waitFor } from '../helpers/wait';
 import {
   deltaCount,
   executeAgent,
@@ -13,7 +14,6 @@ import {
   resets,
   scriptedAnswer,
   seedAgent,
-  until,
   type SeededAgent,
 } from './support';
 
@@ -44,7 +44,7 @@ describe('reliability: Redis restarted mid-execution', () => {
     fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 });
     const stream = await executeAgent(stack.admin, agent);
     expect(stream.status).toBe(200);
-    await until('the first deltas', 20_000, () => (deltaCount(stream.events) >= 5 ? true : undefined));
+    await waitFor(() => deltaCount(stream.events) >= 5, { what: 'the first deltas', timeoutMs: 20_000 });
     await redis.restart(4000);
     // Redis came back while the answer was still streaming.
     expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);

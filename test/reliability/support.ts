@@ -14,25 +14,9 @@ import { Client as PgClient } from 'pg';
 import type { FakeModelServer } from '../fakes/fake-model-server';
 import { localActivityMarkers } from '../helpers/history-text';
 import { answerOf, type Api } from '../helpers/http';
+import { documentSettled } from '../helpers/knowledge';
 import { ROOT } from '../helpers/services';
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `probe` until it returns a value (not undefined); fails naming `what` after `timeoutMs`. */
-export async function until<T>(
-  what: string,
-  timeoutMs: number,
-  probe: () => T | undefined | Promise<T | undefined>,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
+import { sleep, until, waitFor } from '../helpers/wait';
 
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
 
@@ -64,19 +48,6 @@ export interface SeedOptions {
   model: string;
   /** The fake's embedding model for the pipeline; default: the built-in hash embedder. */
   embeddingModel?: string;
-}
-
-/** Waits until a document is `ready` or `failed` (polling the API) and returns its body. */
-export function documentSettled(admin: Api, pipelineId: string, documentId: string, timeoutMs = 60_000) {
-  return until(
-    `document ${documentId} to settle`,
-    timeoutMs,
-    async () => {
-      const res = await admin.get(`/pipelines/${pipelineId}/documents/${documentId}`);
-      return res.status === 200 && ['ready', 'failed'].includes(res.body.status) ? res.body : undefined;
-    },
-    100,
-  );
 }
 
 /** Embedding model, splitter, pipeline with one ready document, an LLM on the fake, an agent. */
@@ -235,8 +206,6 @@ export async function finishedRecord(databaseUrl: string, executionId: string, t
   await db.connect();
   try {
     return await until(
-      `execution ${executionId} to finish`,
-      timeoutMs,
       async () => {
         const row = (
           await db.query<{ status: string; attempts: number }>(
@@ -246,7 +215,7 @@ export async function finishedRecord(databaseUrl: string, executionId: string, t
         ).rows[0];
         return row && row.status !== 'running' ? { status: row.status, attempts: row.attempts } : undefined;
       },
-      100,
+      { what: `execution ${executionId} to finish`, timeoutMs, intervalMs: 100 },
     );
   } finally {
     await db.end();
@@ -275,13 +244,11 @@ export async function activityRuns(
   try {
     const handle = new TemporalClient({ connection }).workflow.getHandle(workflowId);
     return await until(
-      `${count} finished ${activity} activities`,
-      30_000,
       async () => {
         const runs = runsIn(await handle.fetchHistory(), activity);
         return runs.length >= count ? runs : undefined;
       },
-      200,
+      { what: `${count} finished ${activity} activities`, timeoutMs: 30_000, intervalMs: 200 },
     );
   } finally {
     await connection.close();
@@ -381,15 +348,18 @@ export class TableLock {
    */
   async dropBlocked(times: number, timeoutMs = 30_000): Promise<void> {
     for (let n = 1; n <= times; n++) {
-      const pid = await until(`query ${n} blocked on ${this.table}`, timeoutMs, async () => {
-        const { rows } = await this.db.query<{ pid: number }>(
-          // Databases cloned from one template share relation oids: name the database too.
-          `SELECT pid FROM pg_locks WHERE NOT granted AND relation = $1::regclass
+      const pid = await until(
+        async () => {
+          const { rows } = await this.db.query<{ pid: number }>(
+            // Databases cloned from one template share relation oids: name the database too.
+            `SELECT pid FROM pg_locks WHERE NOT granted AND relation = $1::regclass
               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-          [this.table],
-        );
-        return rows.map((r) => r.pid).find((p) => !this.killed.has(p));
-      });
+            [this.table],
+          );
+          return rows.map((r) => r.pid).find((p) => !this.killed.has(p));
+        },
+        { what: `query ${n} blocked on ${this.table}`, timeoutMs },
+      );
       // pg_stat_activity is a snapshot kept for the transaction: take a fresh one. The
       // function is in the select list, not the WHERE clause: only the rows kept are terminated.
       await this.db.query('SELECT pg_stat_clear_snapshot()');
@@ -591,7 +561,7 @@ export class PrivateTemporal {
     } catch {
       return; // already gone
     }
-    await until(`dev server ${pid} to exit`, 15_000, () => (isRunning(pid) ? undefined : true));
+    await waitFor(() => !isRunning(pid), { what: `dev server ${pid} to exit` });
     servers.delete(pid);
     this.pid = undefined;
   }

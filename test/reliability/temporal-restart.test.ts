@@ -4,6 +4,7 @@
 // worker and the API reconnect; the execution carries on from its history and completes.
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
+import { waitFor } from '../helpers/wait';
 import {
   activityRuns,
   deltaCount,
@@ -14,7 +15,6 @@ import {
   resets,
   scriptedAnswer,
   seedAgent,
-  until,
   type SeededAgent,
 } from './support';
 
@@ -49,7 +49,7 @@ describe('reliability: Temporal restarted mid-execution', () => {
     fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 });
     const stream = await executeAgent(stack.admin, agent);
     expect(stream.status).toBe(200);
-    await until('the first deltas', 20_000, () => (deltaCount(stream.events) >= 5 ? true : undefined));
+    await waitFor(() => deltaCount(stream.events) >= 5, { what: 'the first deltas', timeoutMs: 20_000 });
     await temporal.restart();
     // Temporal came back while the answer was still streaming.
     expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);

@@ -6,6 +6,7 @@
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
+import { until, waitFor } from '../helpers/wait';
 import {
   activityRuns,
   deltaCount,
@@ -16,7 +17,6 @@ import {
   resets,
   scriptedAnswer,
   seedAgent,
-  until,
   type SeededAgent,
 } from './support';
 
@@ -55,7 +55,7 @@ describe('reliability: a worker killed mid-stream', () => {
   it('LLM-3/§9.5/§9.6: the only worker is SIGKILLed mid-stream; after the heartbeat timeout a restarted worker runs attempt 2; the client sees reset, then the full answer once; 2 model calls', async () => {
     const stream = await executeAgent(stack.admin, agent);
     expect(stream.status).toBe(200);
-    await until('the first deltas', 20_000, () => (deltaCount(stream.events) >= 3 ? true : undefined));
+    await waitFor(() => deltaCount(stream.events) >= 3, { what: 'the first deltas', timeoutMs: 20_000 });
     await stack.workers[0]!.kill('SIGKILL');
     const beforeKill = stream.events.length;
     expect(stream.events.every((e) => e.type === 'delta' && e.attempt === 1)).toBe(true);
@@ -87,7 +87,7 @@ describe('reliability: a worker killed mid-stream', () => {
 
     const stream = await executeAgent(stack.admin, agent);
     expect(stream.status).toBe(200);
-    await until('the first deltas', 20_000, () => (deltaCount(stream.events) >= 3 ? true : undefined));
+    await waitFor(() => deltaCount(stream.events) >= 3, { what: 'the first deltas', timeoutMs: 20_000 });
     // Whichever worker got the activity holds the connection to the model server.
     const streamingPid = pidOfLocalPort(fake.requestsFor(MODEL)[0]!.remotePort!);
     const streaming = workers.find((w) => w.process.pid === streamingPid);
@@ -96,10 +96,13 @@ describe('reliability: a worker killed mid-stream', () => {
     await streaming!.kill('SIGKILL');
 
     // Attempt 2 reaches the model from the surviving worker.
-    const retryPid = await until('the second model request', 30_000, () => {
-      const retry = fake.requestsFor(MODEL)[1];
-      return retry ? (pidOfLocalPort(retry.remotePort!) ?? -1) : undefined;
-    });
+    const retryPid = await until(
+      () => {
+        const retry = fake.requestsFor(MODEL)[1];
+        return retry ? (pidOfLocalPort(retry.remotePort!) ?? -1) : undefined;
+      },
+      { what: 'the second model request', timeoutMs: 30_000 },
+    );
     expect(retryPid).toBe(survivor.process.pid);
     await stream.ended;
     expectCleanAnswer(stream.events, ANSWER, 2);

@@ -3,6 +3,7 @@
 import OpenAI, { InternalServerError, RateLimitError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { sleep, waitFor } from '../helpers/wait';
 
 let server: FakeModelServer;
 let client: OpenAI;
@@ -14,9 +15,12 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
-/** The deltas read before the stream ended, failed, or `signal` fired. */
-async function deltas(model: string, signal?: AbortSignal): Promise<{ text: string[]; error?: unknown }> {
-  const text: string[] = [];
+/** The deltas read (into `text`, as they come) before the stream ended, failed, or `signal` fired. */
+async function deltas(
+  model: string,
+  signal?: AbortSignal,
+  text: string[] = [],
+): Promise<{ text: string[]; error?: unknown }> {
   try {
     const stream = await client.responses.create({ model, input: 'x', stream: true }, { signal });
     for await (const event of stream as AsyncIterable<ResponseStreamEvent>) {
@@ -50,11 +54,11 @@ describe('fake model server: scripted sequences', () => {
 
     // The stalled stream sends three deltas, then nothing, until the client gives up.
     const controller = new AbortController();
-    const stalled = deltas('seq', controller.signal);
-    const deadline = Date.now() + 5000;
-    while (server.requestsFor('seq').length < 4 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 300));
+    const received: string[] = [];
+    const stalled = deltas('seq', controller.signal, received);
+    await waitFor(() => received.length >= 3, { what: 'the three deltas before the stall' });
+    // A pause in which a fourth delta would arrive, were the stream not stalled.
+    await sleep(100);
     controller.abort();
     expect((await stalled).text).toEqual(['one', ' two', ' three']);
 

@@ -4,6 +4,7 @@ import OpenAI, { APIConnectionError, APIUserAbortError, RateLimitError } from 'o
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { chunkText, fakeEmbedding, startFakeModelServer } from '../fakes/fake-model-server';
 import type { FakeModelServer } from '../fakes/fake-model-server';
+import { waitFor } from '../helpers/wait';
 
 let server: FakeModelServer;
 let client: OpenAI;
@@ -18,14 +19,6 @@ afterEach(() => server.reset());
 afterAll(async () => {
   await server.close();
 });
-
-async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('waitFor: condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 async function collect(stream: AsyncIterable<ResponseStreamEvent>): Promise<ResponseStreamEvent[]> {
   const events: ResponseStreamEvent[] = [];
