@@ -8,7 +8,7 @@ import { Api } from './http';
 import { ROOT } from './services';
 
 /** The built code the children run; AGENTRY_TEST_DIST points a run at its own build. */
-const DIST = process.env.AGENTRY_TEST_DIST ?? path.join(ROOT, 'dist');
+export const DIST = process.env.AGENTRY_TEST_DIST ?? path.join(ROOT, 'dist');
 
 export interface Child {
   process: ChildProcess;
