@@ -3,9 +3,9 @@ import { KeyRing } from '../../infra/crypto';
 import { MemoryExecuteCache } from '../../infra/execute-cache';
 import { MemoryIdempotencyStore } from '../../infra/idempotency-store';
 import { MemoryTraceStore } from '../../infra/trace-store';
+import { sleep } from '../helpers/wait';
 
 const keyring = new KeyRing('memory-stores-test-secret-0123456789');
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const answer = { text: 'cached', usage: { input_tokens: 1, output_tokens: 2 }, provider: 'p', model: 'm' };
 
 describe('in-process stores with expiring entries', () => {
@@ -15,7 +15,7 @@ describe('in-process stores with expiring entries', () => {
     await store.put('t-long', 'key-1', { step: 2 }, 60);
     expect(await store.get('t-short', 'key-1')).toEqual({ step: 1 });
     expect(await store.get('t-short', 'key-2')).toBeNull();
-    await pause(120);
+    await sleep(120);
     expect(await store.get('t-short', 'key-1')).toBeNull();
     expect(await store.get('t-long', 'key-1')).toEqual({ step: 2 });
   });
@@ -25,7 +25,7 @@ describe('in-process stores with expiring entries', () => {
     await cache.set('prompt:execute:p1:h:depth1', answer);
     expect(await cache.get('prompt:execute:p1:h:depth1')).toEqual(answer);
     expect((await cache.stats()).entries).toBe(1);
-    await pause(120);
+    await sleep(120);
     expect(await cache.get('prompt:execute:p1:h:depth1')).toBeNull();
     expect(await cache.stats()).toMatchObject({ hits: 1, misses: 1, entries: 0 });
   });
@@ -46,7 +46,7 @@ describe('in-process stores with expiring entries', () => {
     expect(await store.replace('k', 'other', 'x', 50)).toBe(false);
     expect(await store.replace('k', 'first', 'done', 50)).toBe(true);
     expect(await store.claim('k', 'third', 50)).toBe('done');
-    await pause(120);
+    await sleep(120);
     expect(await store.claim('k', 'fourth', 50)).toBeNull();
     await store.release('k', 'fourth');
     expect(await store.claim('k', 'fifth', 50)).toBeNull();
