@@ -2,7 +2,7 @@
 // (CL-1, MD-1), durable ingestion (DOC-1..3) and search (SR-1..4, CL-2/CL-3).
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import pgvector from 'pgvector';
-import { hashEmbedding } from '../../infra/embedders';
+import { hashEmbedding } from '../../infra/hash-embedder';
 import { documentSettled } from '../helpers/knowledge';
 import { startStack, type Stack } from '../helpers/stack';
 
