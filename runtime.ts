@@ -18,6 +18,7 @@ import { LlmStore } from './db/llm-store';
 import { PromptStore } from './db/prompt-store';
 import { ChainStore } from './db/chain-store';
 import { RoutingPolicyStore } from './db/routing-policy-store';
+import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
 import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
 import type { Config } from './infra/config';
 import { KeyRing } from './infra/crypto';
@@ -41,6 +42,7 @@ export interface Runtime {
   relay: Relay;
   traces: TraceStore;
   failureLimiter: RateLimiterAbstract;
+  chainRateLimiter: ChainRateLimiter;
   apiKeys: ApiKeyStore;
   llms: LlmStore;
   executions: ExecutionStore;
@@ -100,6 +102,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     relay,
     traces,
     failureLimiter,
+    chainRateLimiter: createChainRateLimiter(redis, config.redisPrefix),
     apiKeys,
     llms: new LlmStore(db, keyring),
     executions: new ExecutionStore(db, keyring),

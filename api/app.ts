@@ -17,6 +17,7 @@ import type { LlmStore } from '../db/llm-store';
 import type { PromptStore } from '../db/prompt-store';
 import type { ChainStore } from '../db/chain-store';
 import type { RoutingPolicyStore } from '../db/routing-policy-store';
+import type { ChainRateLimiter } from '../infra/chain-rate-limiter';
 import type { ExecuteCache } from '../infra/execute-cache';
 import type { KeyRing } from '../infra/crypto';
 import type { RedisClient } from '../infra/redis-client';
@@ -75,6 +76,8 @@ export interface AppDeps {
   documentBodyLimitBytes: number;
   metrics: ApiMetrics;
   failureLimiter: RateLimiterAbstract;
+  /** CH-4 `rateLimitPerMinute`, shared by the replicas through Redis. */
+  chainRateLimiter: ChainRateLimiter;
   failureLimit: number;
   bodyLimitBytes: number;
   taskQueue: string;

@@ -13,12 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type {
-  ChainExecutionInput,
-  ChainExecutionResult,
-  ChainStatus,
-  ChainStepOutcome,
-} from './chain-contracts';
+import type { ChainExecutionInput, ChainExecutionResult, ChainStatus, ChainStepOutcome } from './contracts';
 import { workflowIdFor, type PromptExecutionInput, type PromptExecutionResult } from './contracts';
 import { describeFailure } from './describe-failure';
 import { bookkeepingActivities } from './llm-query';
