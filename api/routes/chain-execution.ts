@@ -2,21 +2,13 @@
 // the execution (CH-4), the `chainExecution` workflow runs the steps, and the route answers with
 // the CH-3 report once the workflow ended (200 also when a step failed; 429 when the token
 // ceiling stopped it). The request and the chain's definition are one encrypted payload.
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
 import type { NewExecution } from '../../db/execution-store';
 import type { ChainStore, StoredChain } from '../../db/chain-store';
 import type { PromptStore } from '../../db/prompt-store';
-import {
-  Cancelled,
-  InvalidInput,
-  NotFound,
-  TooManyRequests,
-  Unavailable,
-  UpstreamFailed,
-  type AgentryError,
-} from '../../domain/errors';
+import { InvalidInput, NotFound, TooManyRequests } from '../../domain/errors';
 import type { ChainRateLimiter } from '../../infra/chain-rate-limiter';
 import type { Config } from '../../infra/config';
 import {
@@ -25,11 +17,10 @@ import {
   type ChainExecutionResult,
   type ChainRequestContent,
   type StoredChainAnswer,
-  workflowIdFor,
 } from '../../workflows/contracts';
-import { describeFailure, type FailureDescription } from '../../workflows/describe-failure';
 import { principalOf } from '../auth';
 import { loadChain } from '../chain-access';
+import { executionOutcome } from '../execution-response';
 import { IDEMPOTENCY_HEADER_SPEC, withIdempotency, type IdempotencyDeps } from '../idempotency';
 import type { RouteRegistry } from '../route-registry';
 import { chainReportSchema, executeChainSchema, type ExecuteChainBody } from '../schemas/chains';
@@ -74,24 +65,6 @@ async function checkRouting(deps: ChainExecutionDeps, chain: StoredChain): Promi
       `No LLM for step(s) ${unrouted.map((s) => `${s.order} (prompt ${s.promptId})`).join(', ')}: ` +
         'the prompt has no routing and AGENTRY_DEFAULT_LLM_ID is not set',
     );
-}
-
-function errorOf(f: FailureDescription): AgentryError {
-  if (f.cancelled) return new Cancelled(f.detail);
-  if (f.status === 400) return new InvalidInput(f.detail);
-  if (f.status === 404) return new NotFound(f.detail);
-  if (f.status === 502) return new UpstreamFailed(f.detail);
-  return new Unavailable(f.detail);
-}
-
-/** Waits for the chain workflow (a replay attaches to a finished one the same way). */
-async function resultOf(temporal: Client, executionId: string): Promise<ChainExecutionResult> {
-  try {
-    return (await temporal.workflow.getHandle(workflowIdFor(executionId)).result()) as ChainExecutionResult;
-  } catch (err) {
-    if (err instanceof WorkflowFailedError) throw errorOf(describeFailure(err.cause));
-    throw err;
-  }
 }
 
 export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps: ChainExecutionDeps): void {
@@ -233,7 +206,7 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
         admitAndStart(chain, principal.keyId, content, stopOnError, traceId),
       );
       res.set('x-agentry-execution-id', executionId);
-      const result = await resultOf(deps.temporal, executionId);
+      const result = await executionOutcome<ChainExecutionResult>(deps, executionId);
       const answer = await deps.executions.getPayload<StoredChainAnswer>(result.answerPayloadId);
       if (!answer) throw new NotFound(`The result of chain execution ${executionId} is no longer retained`);
       if (result.guardrail)

@@ -13,11 +13,11 @@ import type { FragmentStore } from '../../db/fragment-store';
 import { missingReference, type Pipeline, type PipelineStore } from '../../db/pipeline-store';
 import type { TextSplitterStore } from '../../db/text-splitter-store';
 import { resolveReader } from '../../domain/classifications';
-import { InvalidInput, NotFound, Unavailable, UpstreamFailed } from '../../domain/errors';
+import { InvalidInput, NotFound, Unavailable } from '../../domain/errors';
+import { withEmbeddingFailure } from '../embedding-failure';
 import { compileFilter, parseFilter } from '../../domain/filters';
 import { parseListQuery } from '../../domain/list-params';
 import { can, type Principal } from '../../domain/permissions';
-import { EmbeddingError } from '../../infra/embedders';
 import { isUuid } from '../../infra/ids';
 import type { Logger } from '../../infra/logger';
 import { searchFragments } from '../../activities/search-fragments';
@@ -314,8 +314,8 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
       const classifications = resolveReader(body.classification, pipeline.closure);
       const filter = body.filters ? compileFilter(parseFilter(body.filters), 'f.metadata') : null;
       const model = (await deps.embeddingModels.get(pipeline.embedding_model_id))!;
-      try {
-        const data = await searchFragments(deps, pipeline, model, {
+      const data = await withEmbeddingFailure(model, () =>
+        searchFragments(deps, pipeline, model, {
           query: body.query,
           classifications,
           filter,
@@ -324,15 +324,9 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
           fetchK: body.fetch_k ?? 10,
           lambdaMult: body.lambda_mult ?? 0.5,
           threshold: body.threshold ?? null,
-        });
-        res.json({ data });
-      } catch (err) {
-        if (err instanceof EmbeddingError)
-          throw new UpstreamFailed(
-            `Embedding server of embedding model ${model.name} failed: ${err.message}`,
-          );
-        throw err;
-      }
+        }),
+      );
+      res.json({ data });
     },
   );
   return router;
