@@ -11,6 +11,7 @@ import { DocumentStore } from './db/document-store';
 import { EmbeddingModelStore } from './db/embedding-model-store';
 import { ExecutionStore } from './db/execution-store';
 import { FragmentStore } from './db/fragment-store';
+import { IngestionStore } from './db/ingestion-store';
 import { PipelineStore } from './db/pipeline-store';
 import { TextSplitterStore } from './db/text-splitter-store';
 import { createKnex, migrate, type Knex } from './db/knex';
@@ -51,6 +52,7 @@ export interface Runtime {
   textSplitters: TextSplitterStore;
   pipelines: PipelineStore;
   documents: DocumentStore;
+  ingestions: IngestionStore;
   fragments: FragmentStore;
   prompts: PromptStore;
   chains: ChainStore;
@@ -111,6 +113,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     textSplitters: new TextSplitterStore(db),
     pipelines: new PipelineStore(db),
     documents,
+    ingestions: new IngestionStore(db, keyring),
     fragments: new FragmentStore(db, documents, config.efSearch, session),
     prompts: new PromptStore(db),
     chains: new ChainStore(db, new PromptStore(db)),

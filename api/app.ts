@@ -11,6 +11,7 @@ import type { DocumentStore } from '../db/document-store';
 import type { EmbeddingModelStore } from '../db/embedding-model-store';
 import type { ExecutionStore } from '../db/execution-store';
 import type { FragmentStore } from '../db/fragment-store';
+import type { IngestionStore } from '../db/ingestion-store';
 import type { PipelineStore } from '../db/pipeline-store';
 import type { TextSplitterStore } from '../db/text-splitter-store';
 import type { LlmStore } from '../db/llm-store';
@@ -67,6 +68,7 @@ export interface AppDeps {
   textSplitters: TextSplitterStore;
   pipelines: PipelineStore;
   documents: DocumentStore;
+  ingestions: IngestionStore;
   fragments: FragmentStore;
   prompts: PromptStore;
   chains: ChainStore;

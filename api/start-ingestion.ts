@@ -2,7 +2,8 @@
 // per version, started with ids only and the DX-5 pipeline search attribute. A version whose
 // workflow cannot start is marked failed and the request answers 503.
 import type { Client } from '@temporalio/client';
-import type { DocumentStore, DocumentVersion } from '../db/document-store';
+import type { DocumentVersion } from '../db/document-store';
+import type { IngestionStore } from '../db/ingestion-store';
 import { Unavailable } from '../domain/errors';
 import type { Logger } from '../infra/logger';
 import { ingestionWorkflowId, type IngestionProfile } from '../workflows/contracts';
@@ -10,7 +11,7 @@ import { SearchAttributes } from '../workflows/search-attributes';
 
 export interface StartIngestionDeps {
   logger: Logger;
-  documents: DocumentStore;
+  ingestions: IngestionStore;
   temporal: Client;
   taskQueue: string;
   ingestion: IngestionProfile;
@@ -30,7 +31,7 @@ export async function startIngestion(deps: StartIngestionDeps, versions: Documen
         { err: (err as Error).message, documentVersionId: version.versionId },
         'could not start ingestion',
       );
-      await deps.documents
+      await deps.ingestions
         .failIngestion(version.versionId, 'Ingestion could not start: Temporal unavailable')
         .catch(() => undefined);
       throw new Unavailable('Could not start the ingestion: Temporal is unavailable');

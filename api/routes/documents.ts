@@ -2,7 +2,12 @@
 // encrypted, answers 202 and starts its ingestion (api/start-ingestion.ts); versions, fragments and
 // expiry. Search is api/routes/search.ts.
 import { Router } from 'express';
-import { DOCUMENT_FIELDS, type DocumentVersion, type NewDocument } from '../../db/document-store';
+import {
+  DOCUMENT_FIELDS,
+  type DocumentStore,
+  type DocumentVersion,
+  type NewDocument,
+} from '../../db/document-store';
 import { missingReference, type Pipeline, type PipelineStore } from '../../db/pipeline-store';
 import type { TextSplitterStore } from '../../db/text-splitter-store';
 import { InvalidInput, NotFound } from '../../domain/errors';
@@ -23,6 +28,7 @@ import {
 import { startIngestion, type StartIngestionDeps } from '../start-ingestion';
 
 export interface DocumentRouteDeps extends StartIngestionDeps {
+  documents: DocumentStore;
   pipelines: PipelineStore;
   textSplitters: TextSplitterStore;
 }
