@@ -7,7 +7,7 @@ import type { AgentStore } from '../db/agent-store';
 import type { EmbeddingModel } from '../db/embedding-model-store';
 import type { ExecutionStore } from '../db/execution-store';
 import type { Pipeline, PipelineStore } from '../db/pipeline-store';
-import type { Placeholder } from '../domain/agent-rules';
+import type { Placeholder } from '../domain/agent-definition';
 import { compileFilter } from '../domain/filter-compiler';
 import { parseFilter } from '../domain/filter-parser';
 import { EmbeddingError } from '../infra/embedders';
