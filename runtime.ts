@@ -20,6 +20,7 @@ import { PromptStore } from './db/prompt-store';
 import { ChainStore } from './db/chain-store';
 import { RoutingPolicyStore } from './db/routing-policy-store';
 import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
+import { createIdempotencyStore, type IdempotencyStore } from './infra/idempotency-store';
 import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
 import type { Config } from './infra/config';
 import { KeyRing } from './infra/crypto';
@@ -44,6 +45,7 @@ export interface Runtime {
   traces: TraceStore;
   failureLimiter: RateLimiterAbstract;
   chainRateLimiter: ChainRateLimiter;
+  idempotency: IdempotencyStore;
   apiKeys: ApiKeyStore;
   llms: LlmStore;
   executions: ExecutionStore;
@@ -105,6 +107,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     traces,
     failureLimiter,
     chainRateLimiter: createChainRateLimiter(redis, config.redisPrefix),
+    idempotency: createIdempotencyStore(redis, config.redisPrefix),
     apiKeys,
     llms: new LlmStore(db, keyring),
     executions: new ExecutionStore(db, keyring),

@@ -21,10 +21,9 @@ import type { RoutingPolicyStore } from '../db/routing-policy-store';
 import type { ChainRateLimiter } from '../infra/chain-rate-limiter';
 import type { ExecuteCache } from '../infra/execute-cache';
 import type { KeyRing } from '../infra/crypto';
-import type { RedisClient } from '../infra/redis-client';
 import type { EncryptionCodec } from '../infra/payload-codec';
 import type { Config } from '../infra/config';
-import { createIdempotencyStore } from '../infra/idempotency-store';
+import type { IdempotencyStore } from '../infra/idempotency-store';
 import type { Relay } from '../infra/relay';
 import type { TraceStore } from '../infra/trace-store';
 import type { ExecutionProfiles, IngestionProfile } from '../workflows/contracts';
@@ -81,6 +80,8 @@ export interface AppDeps {
   documentBodyLimitBytes: number;
   metrics: ApiMetrics;
   failureLimiter: RateLimiterAbstract;
+  /** Idempotency-Key claims of the execute routes (DX-4), shared by the replicas through Redis. */
+  idempotency: IdempotencyStore;
   /** CH-4 `rateLimitPerMinute`, shared by the replicas through Redis. */
   chainRateLimiter: ChainRateLimiter;
   failureLimit: number;
@@ -92,16 +93,12 @@ export interface AppDeps {
   codecCorsOrigins: string[];
   readiness: Record<string, () => Promise<unknown>>;
   extraMetrics?: () => Promise<string>;
-  /** Shared Redis (absent in the embedded quick start) and its key prefix: idempotency keys (DX-4). */
-  redis: RedisClient | undefined;
-  config: Pick<Config, 'redisPrefix' | 'contentRetentionSeconds'>;
+  config: Pick<Config, 'contentRetentionSeconds'>;
 }
 
 export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry } {
   const app = express();
   const routes = new RouteRegistry();
-  // Execute routes remember Idempotency-Key (DX-4): pass `executing` to them.
-  const executing = { ...deps, idempotency: createIdempotencyStore(deps.redis, deps.config.redisPrefix) };
   app.disable('x-powered-by');
   app.set('trust proxy', deps.trustProxy ?? 'loopback');
   app.set('query parser', 'simple');
@@ -125,13 +122,13 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(documentRoutes(routes, deps));
   app.use(searchRoutes(routes, deps));
   app.use(agentRoutes(routes, deps));
-  app.use(agentExecutionRoutes(routes, executing));
+  app.use(agentExecutionRoutes(routes, deps));
   app.use(executionRoutes(routes, deps));
   app.use(promptRoutes(routes, deps));
   app.use(routingPolicyRoutes(routes, deps));
   app.use(cacheStatsRoutes(routes, deps));
-  app.use(gatewayRoutes(routes, executing));
-  app.use(chainRoutes(routes, executing));
+  app.use(gatewayRoutes(routes, deps));
+  app.use(chainRoutes(routes, deps));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return { app, routes };
