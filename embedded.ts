@@ -23,7 +23,7 @@ import { newId } from './infra/ids';
 import { createLogger, temporalLogger } from './infra/logger';
 import { installTemporalMetrics } from './infra/temporal-metrics';
 import { connectTemporalClient, createRuntime } from './runtime';
-import { startWorker } from './worker';
+import { startWorker } from './start-worker';
 
 interface Secrets {
   applicationSecret: string;

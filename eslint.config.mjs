@@ -1,7 +1,9 @@
-// typescript-eslint with type information; workflows/** may import only the workflow SDK,
-// their own folder and types (DESIGN §2: the workflow sandbox must stay deterministic).
+// typescript-eslint with type information, and the import directions of DESIGN §2 (which folder
+// may import which; workflows/ only the workflow SDK, their own folder and types, so the sandbox
+// stays deterministic), generated from the table in import-directions.mjs.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { importDirections } from './import-directions.mjs';
 
 export default tseslint.config(
   {
@@ -31,25 +33,5 @@ export default tseslint.config(
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
-  {
-    files: ['workflows/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^(?!@temporalio/(workflow|common)$|\\./|\\.\\./activities(/|$))',
-              message: 'Workflows import only @temporalio/workflow, their own folder and activity types.',
-            },
-            {
-              group: ['../activities', '../activities/*'],
-              allowTypeImports: true,
-              message: 'Import activities as types only.',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  ...importDirections(),
 );

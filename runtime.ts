@@ -11,6 +11,7 @@ import { DocumentStore } from './db/document-store';
 import { EmbeddingModelStore } from './db/embedding-model-store';
 import { ExecutionStore } from './db/execution-store';
 import { FragmentStore } from './db/fragment-store';
+import { IngestionStore } from './db/ingestion-store';
 import { PipelineStore } from './db/pipeline-store';
 import { TextSplitterStore } from './db/text-splitter-store';
 import { createKnex, migrate, type Knex } from './db/knex';
@@ -18,6 +19,8 @@ import { LlmStore } from './db/llm-store';
 import { PromptStore } from './db/prompt-store';
 import { ChainStore } from './db/chain-store';
 import { RoutingPolicyStore } from './db/routing-policy-store';
+import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
+import { createIdempotencyStore, type IdempotencyStore } from './infra/idempotency-store';
 import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
 import type { Config } from './infra/config';
 import { KeyRing } from './infra/crypto';
@@ -41,6 +44,8 @@ export interface Runtime {
   relay: Relay;
   traces: TraceStore;
   failureLimiter: RateLimiterAbstract;
+  chainRateLimiter: ChainRateLimiter;
+  idempotency: IdempotencyStore;
   apiKeys: ApiKeyStore;
   llms: LlmStore;
   executions: ExecutionStore;
@@ -49,6 +54,7 @@ export interface Runtime {
   textSplitters: TextSplitterStore;
   pipelines: PipelineStore;
   documents: DocumentStore;
+  ingestions: IngestionStore;
   fragments: FragmentStore;
   prompts: PromptStore;
   chains: ChainStore;
@@ -100,6 +106,8 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     relay,
     traces,
     failureLimiter,
+    chainRateLimiter: createChainRateLimiter(redis, config.redisPrefix),
+    idempotency: createIdempotencyStore(redis, config.redisPrefix),
     apiKeys,
     llms: new LlmStore(db, keyring),
     executions: new ExecutionStore(db, keyring),
@@ -108,6 +116,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     textSplitters: new TextSplitterStore(db),
     pipelines: new PipelineStore(db),
     documents,
+    ingestions: new IngestionStore(db, keyring),
     fragments: new FragmentStore(db, documents, config.efSearch, session),
     prompts: new PromptStore(db),
     chains: new ChainStore(db, new PromptStore(db)),

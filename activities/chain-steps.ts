@@ -17,8 +17,6 @@ import {
   type FinishChainInput,
   type PrepareChainStepInput,
   type StoredChainAnswer,
-} from '../workflows/chain-contracts';
-import {
   FailureType,
   ReferenceFailure,
   workflowIdFor,

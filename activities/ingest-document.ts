@@ -3,7 +3,7 @@
 // exist, embedding skips fragments that have one, finishing is a no-op once ready.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { DocumentStore } from '../db/document-store';
+import type { IngestionStore } from '../db/ingestion-store';
 import type { EmbeddingModelStore } from '../db/embedding-model-store';
 import type { PipelineStore } from '../db/pipeline-store';
 import type { TextSplitterStore } from '../db/text-splitter-store';
@@ -13,7 +13,7 @@ import { IngestionFailure } from '../workflows/contracts';
 import { embedderFor, type SearchDeps } from './search-fragments';
 
 export interface IngestionDeps extends Pick<SearchDeps, 'embeddingModels'> {
-  documents: DocumentStore;
+  ingestions: IngestionStore;
   pipelines: PipelineStore;
   textSplitters: TextSplitterStore;
   embeddingModels: EmbeddingModelStore;
@@ -48,7 +48,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
      * too (`embedded`), which saves reading them back and a write per fragment.
      */
     async prepareIngestion(documentVersionId: string): Promise<{ fragmentCount: number; embedded: boolean }> {
-      const started = await deps.documents.startIngestion(documentVersionId);
+      const started = await deps.ingestions.startIngestion(documentVersionId);
       if (!started) throw gone('The document version');
       const { version, content } = started;
       const pipeline = await deps.pipelines.get(version.pipeline_id);
@@ -61,7 +61,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
       if (!model) throw gone('The embedding model');
       const embedded = model.provider === 'hash';
       const vectors = embedded ? await (await embedderFor(deps, model)).embed(chunks) : [];
-      await deps.documents.stageFragments(
+      await deps.ingestions.stageFragments(
         version,
         model.id,
         chunks.map((text, ordinal) => ({
@@ -76,12 +76,12 @@ export function createIngestionActivities(deps: IngestionDeps) {
 
     /** Embeds fragments [from, from + count) that still lack an embedding. */
     async embedFragments(input: { documentVersionId: string; from: number; count: number }): Promise<void> {
-      const version = await deps.documents.getVersion(input.documentVersionId);
+      const version = await deps.ingestions.getVersion(input.documentVersionId);
       const pipeline = version && (await deps.pipelines.get(version.pipeline_id));
       if (!version || !pipeline) throw gone('The document version');
       const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
       if (!model) throw gone('The embedding model');
-      const pending = await deps.documents.unembedded(input.documentVersionId, input.from, input.count);
+      const pending = await deps.ingestions.unembedded(input.documentVersionId, input.from, input.count);
       if (pending.length === 0) return;
       const ctx = Context.current();
       ctx.heartbeat();
@@ -90,7 +90,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
         const vectors = await (await embedderFor(deps, model)).embed(pending.map((p) => p.text));
-        await deps.documents.storeEmbeddings(
+        await deps.ingestions.storeEmbeddings(
           pipeline.text_search_config,
           pending.map((p, i) => ({ id: p.id, text: p.text, embedding: vectors[i]! })),
         );
@@ -103,11 +103,11 @@ export function createIngestionActivities(deps: IngestionDeps) {
 
     /** DOC-2: makes the version current and expires the previous one in one transaction. */
     async finishIngestion(documentVersionId: string): Promise<void> {
-      await deps.documents.finishIngestion(documentVersionId);
+      await deps.ingestions.finishIngestion(documentVersionId);
     },
 
     async failIngestion(input: { documentVersionId: string; error: string }): Promise<void> {
-      await deps.documents.failIngestion(input.documentVersionId, input.error);
+      await deps.ingestions.failIngestion(input.documentVersionId, input.error);
     },
   };
 }

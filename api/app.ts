@@ -11,18 +11,19 @@ import type { DocumentStore } from '../db/document-store';
 import type { EmbeddingModelStore } from '../db/embedding-model-store';
 import type { ExecutionStore } from '../db/execution-store';
 import type { FragmentStore } from '../db/fragment-store';
+import type { IngestionStore } from '../db/ingestion-store';
 import type { PipelineStore } from '../db/pipeline-store';
 import type { TextSplitterStore } from '../db/text-splitter-store';
 import type { LlmStore } from '../db/llm-store';
 import type { PromptStore } from '../db/prompt-store';
 import type { ChainStore } from '../db/chain-store';
 import type { RoutingPolicyStore } from '../db/routing-policy-store';
+import type { ChainRateLimiter } from '../infra/chain-rate-limiter';
 import type { ExecuteCache } from '../infra/execute-cache';
 import type { KeyRing } from '../infra/crypto';
-import type { RedisClient } from '../infra/redis-client';
 import type { EncryptionCodec } from '../infra/payload-codec';
 import type { Config } from '../infra/config';
-import { createIdempotencyStore } from '../infra/idempotency-store';
+import type { IdempotencyStore } from '../infra/idempotency-store';
 import type { Relay } from '../infra/relay';
 import type { TraceStore } from '../infra/trace-store';
 import type { ExecutionProfiles, IngestionProfile } from '../workflows/contracts';
@@ -38,10 +39,13 @@ import { agentExecutionRoutes } from './routes/agent-execution';
 import { executionRoutes } from './routes/executions';
 import { agentRoutes } from './routes/agents';
 import { documentRoutes } from './routes/documents';
+import { searchRoutes } from './routes/search';
 import { embeddingModelRoutes } from './routes/embedding-models';
 import { llmRoutes } from './routes/llms';
 import { pipelineRoutes } from './routes/pipelines';
 import { promptRoutes } from './routes/prompts';
+import { routingPolicyRoutes } from './routes/routing-policies';
+import { cacheStatsRoutes } from './routes/cache-stats';
 import { gatewayRoutes } from './routes/gateway';
 import { chainRoutes } from './routes/chains';
 import { textSplitterRoutes } from './routes/text-splitters';
@@ -63,6 +67,7 @@ export interface AppDeps {
   textSplitters: TextSplitterStore;
   pipelines: PipelineStore;
   documents: DocumentStore;
+  ingestions: IngestionStore;
   fragments: FragmentStore;
   prompts: PromptStore;
   chains: ChainStore;
@@ -75,6 +80,10 @@ export interface AppDeps {
   documentBodyLimitBytes: number;
   metrics: ApiMetrics;
   failureLimiter: RateLimiterAbstract;
+  /** Idempotency-Key claims of the execute routes (DX-4), shared by the replicas through Redis. */
+  idempotency: IdempotencyStore;
+  /** CH-4 `rateLimitPerMinute`, shared by the replicas through Redis. */
+  chainRateLimiter: ChainRateLimiter;
   failureLimit: number;
   bodyLimitBytes: number;
   taskQueue: string;
@@ -84,16 +93,12 @@ export interface AppDeps {
   codecCorsOrigins: string[];
   readiness: Record<string, () => Promise<unknown>>;
   extraMetrics?: () => Promise<string>;
-  /** Shared Redis (absent in the embedded quick start) and its key prefix: idempotency keys (DX-4). */
-  redis: RedisClient | undefined;
-  config: Pick<Config, 'redisPrefix' | 'contentRetentionSeconds'>;
+  config: Pick<Config, 'contentRetentionSeconds'>;
 }
 
 export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry } {
   const app = express();
   const routes = new RouteRegistry();
-  // Execute routes remember Idempotency-Key (DX-4): pass `executing` to them.
-  const executing = { ...deps, idempotency: createIdempotencyStore(deps.redis, deps.config.redisPrefix) };
   app.disable('x-powered-by');
   app.set('trust proxy', deps.trustProxy ?? 'loopback');
   app.set('query parser', 'simple');
@@ -115,12 +120,15 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(textSplitterRoutes(routes, deps));
   app.use(pipelineRoutes(routes, deps));
   app.use(documentRoutes(routes, deps));
+  app.use(searchRoutes(routes, deps));
   app.use(agentRoutes(routes, deps));
-  app.use(agentExecutionRoutes(routes, executing));
+  app.use(agentExecutionRoutes(routes, deps));
   app.use(executionRoutes(routes, deps));
   app.use(promptRoutes(routes, deps));
-  app.use(gatewayRoutes(routes, executing));
-  app.use(chainRoutes(routes, executing));
+  app.use(routingPolicyRoutes(routes, deps));
+  app.use(cacheStatsRoutes(routes, deps));
+  app.use(gatewayRoutes(routes, deps));
+  app.use(chainRoutes(routes, deps));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return { app, routes };

@@ -9,7 +9,7 @@ import { loadConfig, requireProductionSettings } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { VERSION } from '../infra/version';
 import { connectTemporalClient, createRuntime, type Runtime } from '../runtime';
-import { startWorker } from '../worker';
+import { startWorker } from '../start-worker';
 import { createApp } from './app';
 import { createApiMetrics } from './metrics';
 

@@ -7,8 +7,9 @@
 import type { Knex } from 'knex';
 import { Client as PgClient } from 'pg';
 import { resolveReader } from '../domain/classifications';
-import { compileFilter, parseFilter } from '../domain/filters';
-import { vectorParameter } from '../db/document-store';
+import { compileFilter } from '../domain/filter-compiler';
+import { parseFilter } from '../domain/filter-parser';
+import { vectorParameter } from '../db/sql-helpers';
 import { FragmentStore, type SearchScope } from '../db/fragment-store';
 import { hashEmbedding } from '../infra/hash-embedder';
 import { cpuBetween, cpuSnapshot } from './lib/cpu';

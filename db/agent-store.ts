@@ -1,7 +1,7 @@
 // Agents and their versions (SPEC §8, AG-11). Each update stores the new definition as the next
 // version in the same transaction, so every version an execution names stays readable.
 import type { Knex } from 'knex';
-import type { AgentDefinition } from '../domain/agent-rules';
+import type { AgentDefinition } from '../domain/agent-definition';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
 import * as named from './named-resource';

@@ -1,12 +1,12 @@
-// Stored chains (SPEC §13 CH-1) and the admission of their executions (CH-4). Chains are
+// Stored chains (SPEC §13 CH-1) and the lock the admission of their executions takes (CH-4). Chains are
 // addressed by their `chain_<hex>` id, which is also the id permission grants name. A chain's
 // steps reference stored prompts (`prompt_references`, source 'chain'), so a prompt a chain uses
 // cannot be deleted (PC-1).
 import type { Knex } from 'knex';
-import { NotFound, TooManyRequests } from '../domain/errors';
+import type { ChainStepDefinition } from '../domain/chain-run';
+import { NotFound } from '../domain/errors';
 import type { Principal } from '../domain/permissions';
 import { readableOldestFirst } from './sql-helpers';
-import { CHAIN_GUARDRAIL_MESSAGE, type ChainStepDefinition } from '../workflows/chain-contracts';
 import type { PromptStore } from './prompt-store';
 
 export interface ChainGuardrails {
@@ -23,6 +23,13 @@ export interface ChainDefinition {
   maxConcurrency: number;
   metadata: Record<string, unknown>;
   guardrails: ChainGuardrails;
+}
+
+/** What admission finds under the chain's lock (CH-4). */
+export interface ChainOccupancy {
+  /** Executions of the chain whose records read `running`. */
+  running: number;
+  maxConcurrency: number;
 }
 
 export interface StoredChain extends ChainDefinition {
@@ -67,9 +74,6 @@ const toChain = (r: Row): StoredChain => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
-
-/** Seconds a client refused for concurrency should wait: a step takes about that long. */
-const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
 
 export class ChainStore {
   constructor(
@@ -126,12 +130,15 @@ export class ChainStore {
   }
 
   /**
-   * CH-4 maxConcurrency, exact under concurrent requests: the chain row is locked, its running
-   * executions counted, and `create` (which must write the execution record through `trx`) runs
-   * before the lock is released, so the next admission counts it. The chain's usage is updated in
-   * the same transaction. 429 when `maxConcurrency` executions are running.
+   * The lock behind CH-4 maxConcurrency, exact under concurrent requests: the chain row is locked,
+   * its running executions counted, and `create` (which decides admission from the count and
+   * writes the execution record through `trx`) runs before the lock is released, so the next
+   * admission counts it. The chain's usage is updated in the same transaction when `create` returns.
    */
-  async admit<T>(id: string, create: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  async admit<T>(
+    id: string,
+    create: (trx: Knex.Transaction, occupancy: ChainOccupancy) => Promise<T>,
+  ): Promise<T> {
     return this.db.transaction(async (trx) => {
       const chain = (await trx('chains').where({ id }).forUpdate().first('max_concurrency')) as
         Pick<Row, 'max_concurrency'> | undefined;
@@ -139,11 +146,7 @@ export class ChainStore {
       const [{ running }] = (await trx('executions')
         .where({ chain_id: id, kind: 'chain', status: 'running' })
         .count({ running: '*' })) as [{ running: number }];
-      if (Number(running) >= chain.max_concurrency)
-        throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, CONCURRENCY_RETRY_AFTER_SECONDS).withDetails([
-          { reason: 'maxConcurrency' },
-        ]);
-      const result = await create(trx);
+      const result = await create(trx, { running: Number(running), maxConcurrency: chain.max_concurrency });
       await trx('chains')
         .where({ id })
         .update({ total_executions: trx.raw('total_executions + 1'), last_executed_at: new Date() });

@@ -67,23 +67,28 @@ export class ExecutionStore {
   /**
    * Writes the record and its request content before the workflow starts: one statement (a
    * data-modifying CTE is atomic), so one round trip instead of a four-statement transaction.
+   * Through `db` when given: the transaction of an admission (CH-4) that must count this record.
    */
-  async create(execution: NewExecution, request: { payloadId: string; content: unknown }): Promise<void> {
+  async create(
+    execution: NewExecution,
+    request: { payloadId: string; content: unknown },
+    db: Knex = this.db,
+  ): Promise<void> {
     const now = new Date();
-    const record = this.db('executions').insert({
+    const record = db('executions').insert({
       ...execution,
       status: 'running',
       attempts: 0,
       started_at: now,
     });
-    const payload = this.db('execution_payloads').insert({
+    const payload = db('execution_payloads').insert({
       id: request.payloadId,
       execution_id: execution.id,
       kind: 'request',
       cipher: this.keyring.encryptJson('content', request.content),
       created_at: now,
     });
-    await this.db.raw('WITH record AS (?) ?', [record, payload]);
+    await db.raw('WITH record AS (?) ?', [record, payload]);
   }
 
   /**

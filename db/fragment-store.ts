@@ -5,7 +5,8 @@
 import type { Knex } from 'knex';
 import { fromSql } from 'pgvector';
 import type { DocumentStore, FragmentRecord } from './document-store';
-import { FRAGMENT_COLUMNS, vectorParameter } from './document-store';
+import { FRAGMENT_COLUMNS } from './document-store';
+import { vectorParameter } from './sql-helpers';
 import type { SessionSettings } from './knex';
 
 export interface SearchScope {

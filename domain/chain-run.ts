@@ -1,7 +1,15 @@
-// The pure rules of a chain run (SPEC §13 CH-2): the context the steps build, and the variables
-// and attachments a step gets.
+// The pure rules of a chain run (SPEC §13 CH-2): the steps a chain stores, the context they
+// build, and the variables and attachments a step gets.
 import type { Attachment } from './prompt-analysis';
 import { render, tokenize } from './template';
+
+/** A stored chain step (CH-1). `variables` values are templates over the inputs and the context. */
+export interface ChainStepDefinition {
+  order: number;
+  promptId: string;
+  outputVariable?: string;
+  variables?: Record<string, string>;
+}
 
 /**
  * The context after the given succeeded steps: each step with an `outputVariable` writes its

@@ -1,7 +1,7 @@
 // Configuration is read from the environment once, by a composition root, and every problem is
 // reported at once. Every timeout and retry policy lives here so tests can shorten them.
 
-import type { IngestionProfile, LlmProfile, RetryProfile } from '../workflows/contracts';
+import type { IngestionProfile, LlmProfile, RetryProfile } from '../domain/activity-profiles';
 import { ConfigError, Reader, type Env, type SettingRead } from './config-reader';
 import { isUuid } from './ids';
 

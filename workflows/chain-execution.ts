@@ -6,12 +6,7 @@
 // (CH-4) ends it after the step that passed it. A final activity stores the CH-3 report.
 import { executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type {
-  ChainExecutionInput,
-  ChainExecutionResult,
-  ChainStatus,
-  ChainStepOutcome,
-} from './chain-contracts';
+import type { ChainExecutionInput, ChainExecutionResult, ChainStatus, ChainStepOutcome } from './contracts';
 import { workflowIdFor, type PromptExecutionInput, type PromptExecutionResult } from './contracts';
 import { describeFailure } from './describe-failure';
 import { recordFailure } from './execution-outcome';

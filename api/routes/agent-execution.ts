@@ -14,10 +14,11 @@ import {
 import { embedWith, QueryEmbeddings } from '../../activities/query-embeddings';
 import type { SearchDeps } from '../../activities/search-fragments';
 import { resolveReader } from '../../domain/classifications';
-import { InvalidInput, NotFound, UpstreamFailed, type ErrorItem } from '../../domain/errors';
-import { compileFilter, parseFilter } from '../../domain/filters';
+import { InvalidInput, NotFound, type ErrorItem } from '../../domain/errors';
+import { withEmbeddingFailure } from '../embedding-failure';
+import { compileFilter } from '../../domain/filter-compiler';
+import { parseFilter } from '../../domain/filter-parser';
 import type { Principal } from '../../domain/permissions';
-import { EmbeddingError } from '../../infra/embedders';
 import { isUuid } from '../../infra/ids';
 import type { TraceStore } from '../../infra/trace-store';
 import type { AgentExecutionInput } from '../../workflows/contracts';
@@ -228,10 +229,10 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
       const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
       if (!model) throw new NotFound(`Embedding model of pipeline ${pipeline.id} not found`);
       const result: Record<string, unknown[]> = {};
-      try {
-        // As in an execution, identical search texts are embedded once (EX-2).
-        const search = { ...deps, embedQuery: new QueryEmbeddings(embedWith(deps)).forExecution('dry-run') };
-        for (const placeholder of agent.placeholders.filter(isRetrieval)) {
+      // As in an execution, identical search texts are embedded once (EX-2).
+      const search = { ...deps, embedQuery: new QueryEmbeddings(embedWith(deps)).forExecution('dry-run') };
+      await withEmbeddingFailure(model, async () => {
+        for (const placeholder of agent.placeholders.filter(isRetrieval))
           result[placeholder.name] = await retrieveForPlaceholder(
             search,
             pipeline,
@@ -239,12 +240,7 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
             placeholder,
             content,
           );
-        }
-      } catch (err) {
-        if (err instanceof EmbeddingError)
-          throw new UpstreamFailed(`Embedding server failed: ${err.message}`);
-        throw err;
-      }
+      });
       res.json(result);
     },
   );

@@ -1,7 +1,8 @@
 // /agents (SPEC §8): CRUD with every creation rule, versions (AG-11) and prompt inspection (§8.4).
 import { Router } from 'express';
 import { AGENT_FIELDS, type Agent, type AgentStore } from '../../db/agent-store';
-import { inputVariables, normaliseAgent } from '../../domain/agent-rules';
+import { inputVariables } from '../../domain/agent-definition';
+import { normaliseAgent } from '../../domain/agent-rules';
 import { Conflict, InvalidInput, NotFound } from '../../domain/errors';
 import { parseListQuery } from '../../domain/list-params';
 import type { Principal } from '../../domain/permissions';

@@ -2,36 +2,25 @@
 // the execution (CH-4), the `chainExecution` workflow runs the steps, and the route answers with
 // the CH-3 report once the workflow ended (200 also when a step failed; 429 when the token
 // ceiling stopped it). The request and the chain's definition are one encrypted payload.
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
-import { ExecutionStore, type NewExecution } from '../../db/execution-store';
+import type { NewExecution } from '../../db/execution-store';
 import type { ChainStore, StoredChain } from '../../db/chain-store';
 import type { PromptStore } from '../../db/prompt-store';
-import {
-  Cancelled,
-  InvalidInput,
-  NotFound,
-  TooManyRequests,
-  Unavailable,
-  UpstreamFailed,
-  type AgentryError,
-} from '../../domain/errors';
-import { createChainRateLimiter } from '../../infra/chain-rate-limiter';
-import type { KeyRing } from '../../infra/crypto';
+import { InvalidInput, NotFound, TooManyRequests } from '../../domain/errors';
+import type { ChainRateLimiter } from '../../infra/chain-rate-limiter';
 import type { Config } from '../../infra/config';
-import type { RedisClient } from '../../infra/redis-client';
 import {
   CHAIN_GUARDRAIL_MESSAGE,
   type ChainExecutionInput,
   type ChainExecutionResult,
   type ChainRequestContent,
   type StoredChainAnswer,
-} from '../../workflows/chain-contracts';
-import { workflowIdFor } from '../../workflows/contracts';
-import { describeFailure, type FailureDescription } from '../../workflows/describe-failure';
+} from '../../workflows/contracts';
 import { principalOf } from '../auth';
 import { loadChain } from '../chain-access';
+import { executionOutcome } from '../execution-response';
 import { IDEMPOTENCY_HEADER_SPEC, withIdempotency, type IdempotencyDeps } from '../idempotency';
 import type { RouteRegistry } from '../route-registry';
 import { chainReportSchema, executeChainSchema, type ExecuteChainBody } from '../schemas/chains';
@@ -40,15 +29,17 @@ import { startExecution, type StartExecutionDeps } from '../start-execution';
 export type ChainExecutionDeps = {
   chains: ChainStore;
   prompts: PromptStore;
-  keyring: KeyRing;
+  chainRateLimiter: ChainRateLimiter;
   defaultLlmId: string | undefined;
-  redis: RedisClient | undefined;
-  config: Pick<Config, 'redisPrefix' | 'contentRetentionSeconds'>;
+  config: Pick<Config, 'contentRetentionSeconds'>;
 } & StartExecutionDeps &
   IdempotencyDeps;
 
 /** A running chain record this old is checked against its workflow before admission (CH-4). */
 const RECONCILE_AFTER_MS = 10_000;
+
+/** Seconds a client refused for concurrency should wait: a step takes about that long. */
+const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
 
 /** Retry-After of a token-ceiling refusal: the same request would pass the ceiling again. */
 const MAX_TOKENS_RETRY_AFTER_SECONDS = 60;
@@ -76,43 +67,28 @@ async function checkRouting(deps: ChainExecutionDeps, chain: StoredChain): Promi
     );
 }
 
-function errorOf(f: FailureDescription): AgentryError {
-  if (f.cancelled) return new Cancelled(f.detail);
-  if (f.status === 400) return new InvalidInput(f.detail);
-  if (f.status === 404) return new NotFound(f.detail);
-  if (f.status === 502) return new UpstreamFailed(f.detail);
-  return new Unavailable(f.detail);
-}
-
-/** Waits for the chain workflow (a replay attaches to a finished one the same way). */
-async function resultOf(temporal: Client, executionId: string): Promise<ChainExecutionResult> {
-  try {
-    return (await temporal.workflow.getHandle(workflowIdFor(executionId)).result()) as ChainExecutionResult;
-  } catch (err) {
-    if (err instanceof WorkflowFailedError) throw errorOf(describeFailure(err.cause));
-    throw err;
-  }
-}
-
 export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps: ChainExecutionDeps): void {
-  const rateLimiter = createChainRateLimiter(deps.redis, deps.config.redisPrefix);
-
   /**
    * CH-4: the record is written in the admission transaction (the chain row locked, its running
    * executions counted, a rate point taken), which commits before the workflow starts, so the next
-   * admission counts this one and the workflow never runs ahead of its record.
+   * admission counts this one and the workflow never runs ahead of its record. 429 when
+   * `maxConcurrency` executions are running or the minute's executions are taken.
    */
   const admit =
     (chain: StoredChain) =>
     (execution: NewExecution, request: { payloadId: string; content: unknown }): Promise<void> =>
-      deps.chains.admit(chain.id, async (trx) => {
+      deps.chains.admit(chain.id, async (trx, { running, maxConcurrency }) => {
+        if (running >= maxConcurrency)
+          throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, CONCURRENCY_RETRY_AFTER_SECONDS).withDetails([
+            { reason: 'maxConcurrency' },
+          ]);
         const perMinute = chain.guardrails.rateLimitPerMinute;
         if (perMinute !== undefined) {
-          const wait = await rateLimiter.take(chain.id, perMinute);
+          const wait = await deps.chainRateLimiter.take(chain.id, perMinute);
           if (wait !== null)
             throw new TooManyRequests(CHAIN_GUARDRAIL_MESSAGE, wait).withDetails([{ reason: 'rateLimit' }]);
         }
-        await new ExecutionStore(trx, deps.keyring).create(execution, request);
+        await deps.executions.create(execution, request, trx);
       });
 
   /**
@@ -183,7 +159,7 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
       // Admitted but not started (the database or Temporal failed): the rate point is given back.
       const perMinute = chain.guardrails.rateLimitPerMinute;
       if (perMinute !== undefined && !(err instanceof TooManyRequests))
-        await rateLimiter.giveBack(chain.id, perMinute);
+        await deps.chainRateLimiter.giveBack(chain.id, perMinute);
       throw err;
     }
   };
@@ -230,7 +206,7 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
         admitAndStart(chain, principal.keyId, content, stopOnError, traceId),
       );
       res.set('x-agentry-execution-id', executionId);
-      const result = await resultOf(deps.temporal, executionId);
+      const result = await executionOutcome<ChainExecutionResult>(deps, executionId);
       const answer = await deps.executions.getPayload<StoredChainAnswer>(result.answerPayloadId);
       if (!answer) throw new NotFound(`The result of chain execution ${executionId} is no longer retained`);
       if (result.guardrail)

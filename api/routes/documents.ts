@@ -1,27 +1,19 @@
-// Documents (SPEC §5) and search (SPEC §6) of a pipeline. Adding a document stores its content
-// encrypted, answers 202 and starts a `documentIngestion` workflow that receives ids only.
-import type { Client } from '@temporalio/client';
+// Documents of a pipeline (SPEC §5): adding one checks it against its pipeline, stores its content
+// encrypted, answers 202 and starts its ingestion (api/start-ingestion.ts); versions, fragments and
+// expiry. Search is api/routes/search.ts.
 import { Router } from 'express';
-import type { EmbeddingModelStore } from '../../db/embedding-model-store';
 import {
   DOCUMENT_FIELDS,
   type DocumentStore,
   type DocumentVersion,
   type NewDocument,
 } from '../../db/document-store';
-import type { FragmentStore } from '../../db/fragment-store';
 import { missingReference, type Pipeline, type PipelineStore } from '../../db/pipeline-store';
 import type { TextSplitterStore } from '../../db/text-splitter-store';
-import { resolveReader } from '../../domain/classifications';
-import { InvalidInput, NotFound, Unavailable, UpstreamFailed } from '../../domain/errors';
-import { compileFilter, parseFilter } from '../../domain/filters';
+import { InvalidInput, NotFound } from '../../domain/errors';
 import { parseListQuery } from '../../domain/list-params';
 import { can, type Principal } from '../../domain/permissions';
-import { EmbeddingError } from '../../infra/embedders';
 import { isUuid } from '../../infra/ids';
-import type { Logger } from '../../infra/logger';
-import { searchFragments } from '../../activities/search-fragments';
-import { ingestionWorkflowId, type IngestionProfile } from '../../workflows/contracts';
 import { loadAuthorized } from '../access';
 import { principalOf } from '../auth';
 import { validateMetadata } from '../metadata-schema';
@@ -30,24 +22,15 @@ import { LIST_QUERY, listEnvelopeSchema } from '../schemas/common';
 import {
   createDocumentBatchSchema,
   createDocumentSchema,
-  fragmentSchema,
-  searchSchema,
   type DocumentBatchBody,
   type DocumentBody,
-  type SearchBody,
 } from '../schemas/knowledge';
-import { SearchAttributes } from '../start-execution';
+import { startIngestion, type StartIngestionDeps } from '../start-ingestion';
 
-export interface DocumentRouteDeps {
-  logger: Logger;
-  pipelines: PipelineStore;
+export interface DocumentRouteDeps extends StartIngestionDeps {
   documents: DocumentStore;
-  fragments: FragmentStore;
-  embeddingModels: EmbeddingModelStore;
+  pipelines: PipelineStore;
   textSplitters: TextSplitterStore;
-  temporal: Client;
-  taskQueue: string;
-  ingestion: IngestionProfile;
 }
 
 export const presentDocument = (d: DocumentVersion) => ({
@@ -128,28 +111,6 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
     return doc;
   };
 
-  const ingest = async (versions: DocumentVersion[]): Promise<void> => {
-    for (const version of versions) {
-      try {
-        await deps.temporal.workflow.start('documentIngestion', {
-          taskQueue: deps.taskQueue,
-          workflowId: ingestionWorkflowId(version.versionId),
-          args: [{ documentVersionId: version.versionId, profile: deps.ingestion }],
-          typedSearchAttributes: [{ key: SearchAttributes.PipelineId, value: version.pipeline_id }],
-        });
-      } catch (err) {
-        deps.logger.error(
-          { err: (err as Error).message, documentVersionId: version.versionId },
-          'could not start ingestion',
-        );
-        await deps.documents
-          .failIngestion(version.versionId, 'Ingestion could not start: Temporal unavailable')
-          .catch(() => undefined);
-        throw new Unavailable('Could not start the ingestion: Temporal is unavailable');
-      }
-    }
-  };
-
   routes.add<DocumentBody>(
     router,
     {
@@ -168,7 +129,7 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
       const pipeline = await pipelineFor(req.params.id, principal, 'write');
       const prepared = await prepareDocument(deps, principal, pipeline, req.body, '');
       const [version] = await deps.documents.createVersions([prepared]);
-      await ingest([version!]);
+      await startIngestion(deps, [version!]);
       res.status(202).json(presentDocument(version!));
     },
   );
@@ -196,7 +157,7 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
       for (const [i, body] of req.body.documents.entries())
         prepared.push(await prepareDocument(deps, principal, pipeline, body, `documents[${i}].`));
       const versions = await deps.documents.createVersions(prepared);
-      await ingest(versions);
+      await startIngestion(deps, versions);
       res.status(202).json({ data: versions.map(presentDocument) });
     },
   );
@@ -292,48 +253,5 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
     },
   );
 
-  routes.add<SearchBody>(
-    router,
-    {
-      method: 'post',
-      path: '/pipelines/:id/search',
-      summary: 'Search current fragments: similarity (default), mmr, full_text or hybrid',
-      tag: 'Search',
-      permission: 'execute:pipelines',
-      body: searchSchema,
-      success: {
-        status: 200,
-        description: '{data: [fragment...]}',
-        schema: { type: 'object', properties: { data: { type: 'array', items: fragmentSchema } } },
-      },
-      errors: [400, 401, 403, 404, 502],
-    },
-    async (req, res) => {
-      const pipeline = await pipelineFor(req.params.id, principalOf(req), 'execute');
-      const body = req.body;
-      const classifications = resolveReader(body.classification, pipeline.closure);
-      const filter = body.filters ? compileFilter(parseFilter(body.filters), 'f.metadata') : null;
-      const model = (await deps.embeddingModels.get(pipeline.embedding_model_id))!;
-      try {
-        const data = await searchFragments(deps, pipeline, model, {
-          query: body.query,
-          classifications,
-          filter,
-          searchType: body.search_type ?? 'similarity',
-          k: body.k ?? 5,
-          fetchK: body.fetch_k ?? 10,
-          lambdaMult: body.lambda_mult ?? 0.5,
-          threshold: body.threshold ?? null,
-        });
-        res.json({ data });
-      } catch (err) {
-        if (err instanceof EmbeddingError)
-          throw new UpstreamFailed(
-            `Embedding server of embedding model ${model.name} failed: ${err.message}`,
-          );
-        throw err;
-      }
-    },
-  );
   return router;
 }

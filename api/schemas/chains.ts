@@ -1,5 +1,5 @@
 // Seed 002 chains (SPEC §13): the stored chain (CH-1) and the execute request (CH-2).
-import type { ChainAttachment } from '../../workflows/chain-contracts';
+import type { ChainAttachment } from '../../workflows/contracts';
 import { descriptionSchema, nameSchema } from './common';
 import { attachmentSchema } from './prompts';
 

@@ -13,7 +13,7 @@ import { startApi } from '../../api/server';
 import { loadConfig, type Config } from '../../infra/config';
 import { createLogger } from '../../infra/logger';
 import { connectTemporalClient, createRuntime, type Runtime } from '../../runtime';
-import { startWorker, type WorkerHandle } from '../../worker';
+import { startWorker, type WorkerHandle } from '../../start-worker';
 import { ADMIN_DATABASE_URL, REDIS_URL, ROOT, TEMPORAL_ADDRESS, log, nowMs } from './env';
 
 /** The admin URL with another database name. */

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { startApi } from '../../api/server';
 import { createLogger } from '../../infra/logger';
 import { connectTemporalClient, createRuntime, type Runtime } from '../../runtime';
-import { startWorker, type WorkerHandle } from '../../worker';
+import { startWorker, type WorkerHandle } from '../../start-worker';
 import { testEnv, type TestEnv } from './config';
 import { createTestDatabase, type TestDatabase } from './database';
 import { Api } from './http';

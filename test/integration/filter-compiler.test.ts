@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import knex, { type Knex } from 'knex';
 import { Client } from 'pg';
-import { compileFilter, parseFilter } from '../../domain/filters';
+import { compileFilter } from '../../domain/filter-compiler';
+import { parseFilter } from '../../domain/filter-parser';
 import { evaluateFilter } from '../helpers/filter-reference';
 import { ADMIN_DATABASE_URL, databaseUrl } from '../helpers/services';
 

@@ -4,7 +4,8 @@
 import type { Knex } from 'knex';
 import { Client } from 'pg';
 import { FragmentStore, type SearchScope } from '../../db/fragment-store';
-import { compileFilter, parseFilter } from '../../domain/filters';
+import { compileFilter } from '../../domain/filter-compiler';
+import { parseFilter } from '../../domain/filter-parser';
 import { hashEmbedding } from '../../infra/hash-embedder';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import type { Api } from '../helpers/http';

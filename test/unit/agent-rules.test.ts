@@ -1,7 +1,8 @@
 // SPEC §8.2 AG-1..AG-10 (the unprefixed `{{name}}` part; references are checked with the prompt
 // library), §8.4 input_variables and §18 limits, on the pure normaliser.
 import { InvalidInput, type ErrorItem } from '../../domain/errors';
-import { inputVariables, normaliseAgent } from '../../domain/agent-rules';
+import { inputVariables } from '../../domain/agent-definition';
+import { normaliseAgent } from '../../domain/agent-rules';
 
 const system = { role: 'system', template: 'Be brief.' };
 const user = (template = 'Question: {question}') => ({ role: 'user', template });

@@ -2,7 +2,9 @@
 // The semantics against a real PostgreSQL are in test/integration/filter-compiler.test.ts.
 import fc from 'fast-check';
 import { InvalidInput } from '../../domain/errors';
-import { compileFilter, parseFilter, type FilterNode } from '../../domain/filters';
+import { compileFilter } from '../../domain/filter-compiler';
+import { parseFilter } from '../../domain/filter-parser';
+import type { FilterNode } from '../../domain/filters';
 import { evaluateFilter } from '../helpers/filter-reference';
 
 function invalid(filter: unknown, maxDepth?: number): string {

@@ -1,8 +1,11 @@
 // What the chain route, the chain activities and the `chainExecution` workflow agree on (SPEC §13).
-// Imports nothing but types of contracts.ts, so the workflow sandbox can share it. History carries
+// Imports nothing but types (of executions.ts and domain/), so the workflow sandbox can share it. History carries
 // ids, orders, statuses, token counts and failure descriptions; every text (inputs, step
 // variables, answers, the CH-3 report) lives encrypted in `execution_payloads`.
-import type { ExecutionProfiles, ExecutionResult, Usage } from './contracts';
+import type { ChainStepDefinition } from '../../domain/chain-run';
+import type { ExecutionProfiles, ExecutionResult, Usage } from './executions';
+
+export type { ChainStepDefinition };
 
 export type ChainStatus = 'SUCCESS' | 'FAILED' | 'PARTIAL';
 export type ChainStepStatus = 'SUCCESS' | 'FAILED' | 'SKIPPED';
@@ -11,14 +14,6 @@ export type ChainGuardrailReason = 'maxConcurrency' | 'rateLimit' | 'maxTokens';
 export const CHAIN_GUARDRAIL_MESSAGE = 'Chain guardrail violation';
 
 export type ChainAttachment = { type: 'file'; fileId: string } | { type: 'url'; url: string };
-
-/** A stored chain step (CH-1). `variables` values are templates over the inputs and the context. */
-export interface ChainStepDefinition {
-  order: number;
-  promptId: string;
-  outputVariable?: string;
-  variables?: Record<string, string>;
-}
 
 /**
  * The chain execution's request payload: the request and a snapshot of the definition it runs,

@@ -1,24 +1,14 @@
-// What the API, the worker and the workflows agree on: task queue default, workflow inputs and
-// results, failure types and the one table from failure type to HTTP status. Imports nothing, so
-// the workflow sandbox and every process can share it.
+// What the API, the worker and the workflows agree on about executions and ingestion: workflow
+// inputs and results, failure types and the one table from failure type to HTTP status. Imports
+// nothing but domain types, so the workflow sandbox and every process can share it.
+import type { ExecutionProfiles, IngestionProfile } from '../../domain/activity-profiles';
 
-export interface RetryProfile {
-  startToCloseMs: number;
-  maximumAttempts: number;
-  initialIntervalMs: number;
-  backoffCoefficient: number;
-  maximumIntervalMs: number;
-}
-
-export interface LlmProfile extends RetryProfile {
-  heartbeatTimeoutMs: number;
-  noProgressMs: number;
-}
-
-export interface ExecutionProfiles {
-  llm: LlmProfile;
-  bookkeeping: RetryProfile;
-}
+export type {
+  ExecutionProfiles,
+  IngestionProfile,
+  LlmProfile,
+  RetryProfile,
+} from '../../domain/activity-profiles';
 
 export interface Usage {
   input_tokens: number;
@@ -123,15 +113,6 @@ export function statusForFailure(type: string | undefined, cancelled: boolean): 
 export interface UpstreamFailureDetails {
   upstreamStatus?: number;
   message: string;
-}
-
-/** Retry and batching policy of document ingestion (DESIGN §3: embed batches 60 s, 10 attempts). */
-export interface IngestionProfile extends RetryProfile {
-  heartbeatTimeoutMs: number;
-  /** Fragments per embedding activity. */
-  batchSize: number;
-  /** Embedding activities running at once for one document. */
-  parallelism: number;
 }
 
 export interface DocumentIngestionInput {
