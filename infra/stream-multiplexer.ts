@@ -42,7 +42,7 @@ interface Flight {
 }
 
 /** Longest single XREAD: readers time out by themselves, this only bounds an idle wait. */
-const LOOP_BLOCK_MS = 1000;
+export const LOOP_BLOCK_MS = 1000;
 const OUTAGE_RETRY_MS = 250;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
