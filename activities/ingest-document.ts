@@ -10,7 +10,8 @@ import type { TextSplitterStore } from '../db/text-splitter-store';
 import { EmbeddingError } from '../infra/embedders';
 import { splitText } from '../infra/text-splitters';
 import { IngestionFailure } from '../workflows/contracts';
-import { embedderFor, type SearchDeps } from './search-fragments';
+import { embedderFor } from './model-embedder';
+import type { SearchDeps } from './search-fragments';
 
 export interface IngestionDeps extends Pick<SearchDeps, 'embeddingModels'> {
   ingestions: IngestionStore;

@@ -5,8 +5,8 @@
 // only (never in history), for at most a minute; a failed embedding is not kept.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { EmbeddingModel } from '../db/embedding-model-store';
-import { embedderFor, type SearchDeps } from './search-fragments';
+import type { EmbeddingModel, EmbeddingModelStore } from '../db/embedding-model-store';
+import { embedderFor } from './model-embedder';
 
 const KEEP_MS = 60_000;
 /** Texts held at once, across executions (a bound on memory, far above what a minute needs). */
@@ -16,7 +16,7 @@ export type EmbedQuery = (model: EmbeddingModel, text: string) => Promise<number
 
 /** A search text's vector from the model's embedder. */
 export const embedWith =
-  (deps: Pick<SearchDeps, 'embeddingModels'>): EmbedQuery =>
+  (deps: { embeddingModels: EmbeddingModelStore }): EmbedQuery =>
   async (model, text) => {
     const [vector] = await (await embedderFor(deps, model)).embed([text]);
     return vector!;

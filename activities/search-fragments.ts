@@ -6,8 +6,7 @@ import type { FragmentRecord } from '../db/document-store';
 import type { FragmentStore, SearchScope } from '../db/fragment-store';
 import type { Pipeline } from '../db/pipeline-store';
 import { mmr } from '../domain/mmr';
-import { createEmbedder } from '../infra/create-embedder';
-import type { Embedder } from '../infra/embedders';
+import { embedderFor } from './model-embedder';
 import type { EmbedQuery } from './query-embeddings';
 
 export type SearchType = 'similarity' | 'mmr' | 'full_text' | 'hybrid';
@@ -38,14 +37,6 @@ export interface SearchDeps {
 
 /** Reciprocal-rank fusion constant (SR-1). */
 const RRF_K = 60;
-
-export async function embedderFor(
-  deps: Pick<SearchDeps, 'embeddingModels'>,
-  model: EmbeddingModel,
-): Promise<Embedder> {
-  const apiKey = model.hasApiKey ? await deps.embeddingModels.apiKey(model.id) : undefined;
-  return createEmbedder(model.provider, model.parameters, model.size, apiKey);
-}
 
 const ranked = <T extends FragmentRecord>(items: T[], score: (item: T) => number): ScoredFragment[] =>
   items.map((item, i) => ({ ...stripScores(item), score: score(item), order_id: i }));

@@ -5,7 +5,12 @@
 // the LLM that answered and cache a reference's answer.
 import { CancellationScope } from '@temporalio/workflow';
 import { executionSteps, modelActivities } from './activity-proxies';
-import { NON_RETRYABLE, type PromptExecutionInput, type PromptExecutionResult } from './contracts';
+import {
+  NON_RETRYABLE,
+  type PromptExecutionInput,
+  type PromptExecutionResult,
+  type PromptExecutionWorkflow,
+} from './contracts';
 import { describeFailure } from './describe-failure';
 import { clockOf } from './execution-clock';
 import { withExecutionOutcome } from './execution-outcome';
@@ -87,3 +92,6 @@ export async function promptExecution(input: PromptExecutionInput): Promise<Prom
     };
   });
 }
+
+/** The contract reference children start it by (workflows/reference-children.ts). */
+const _contract: PromptExecutionWorkflow = promptExecution;

@@ -6,10 +6,10 @@ import {
   workflowIdFor,
   type ExecutionProfiles,
   type PromptExecutionInput,
+  type PromptExecutionWorkflow,
   type ReferenceChild,
   type Usage,
 } from './contracts';
-import type { promptExecution } from './prompt-execution';
 import { searchAttributePairs } from './search-attributes';
 
 export async function runReferenceChildren(
@@ -32,8 +32,8 @@ export async function runReferenceChildren(
       nowMs: parent.nowMs,
       profiles: parent.profiles,
     };
-    // By name: the child workflow type is `promptExecution`, whose module imports this one.
-    const result = await executeChild<typeof promptExecution>('promptExecution', {
+    // By name and contract: the workflow's module imports this one.
+    const result = await executeChild<PromptExecutionWorkflow>('promptExecution', {
       workflowId: workflowIdFor(child.executionId),
       args: [input],
       typedSearchAttributes: searchAttributePairs({ ApiKeyId: parent.apiKeyId }),

@@ -265,6 +265,9 @@ export interface PromptExecutionResult extends ExecutionResult {
   chainPayloadId?: string;
 }
 
+/** The signature of the `promptExecution` workflow, for starting it by name as a child. */
+export type PromptExecutionWorkflow = (input: PromptExecutionInput) => Promise<PromptExecutionResult>;
+
 /** What the gateway and chain steps store as request content (encrypted). */
 export interface PromptRequestContent {
   /** Gateway: the prompt text itself (`{{prompt:}}` references, `{{name}}` variables). */
