@@ -56,28 +56,26 @@ export function presentPrompt(p: StoredPrompt) {
   };
 }
 
+/** A listed prompt: the same fields, its embeddability grouped under `embeddability`. */
 function presentListed(p: StoredPrompt) {
-  const full = presentPrompt(p);
-  const { isEmbeddable, executionMode, requiresAttachment, requiresDynamicData, suggestedMode, warnings } =
-    full;
+  const {
+    isEmbeddable,
+    executionMode,
+    requiresAttachment,
+    requiresDynamicData,
+    embeddingBlockedReason,
+    suggestedMode,
+    warnings,
+    ...prompt
+  } = presentPrompt(p);
   return {
-    id: p.id,
-    promptId: p.promptId,
-    name: p.name,
-    systemPrompt: p.systemPrompt,
-    userPrompt: p.userPrompt,
-    temperature: p.temperature,
-    attachment: p.attachment,
-    routingPolicyId: p.routingPolicyId,
-    customGatewayId: p.customGatewayId,
-    createdAt: full.createdAt,
-    updatedAt: full.updatedAt,
+    ...prompt,
     embeddability: {
       isEmbeddable,
       executionMode,
       requiresAttachment,
       requiresDynamicData,
-      blockedReason: full.embeddingBlockedReason,
+      blockedReason: embeddingBlockedReason,
       suggestedMode,
       warnings,
     },
