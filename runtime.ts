@@ -11,6 +11,7 @@ import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rat
 import { createIdempotencyStore, type IdempotencyStore } from './infra/idempotency-store';
 import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
 import type { Config } from './infra/config';
+import type { Limits } from './domain/limits';
 import { KeyRing } from './infra/crypto';
 import { temporalClientInterceptors } from './infra/telemetry';
 import type { Logger } from './infra/logger';
@@ -37,6 +38,8 @@ export interface Runtime extends Stores {
   executeCache: ExecuteCache;
   profiles: ExecutionProfiles;
   ingestion: IngestionProfile;
+  /** SPEC §18 limits, handed to the routes and activities that enforce them. */
+  limits: Limits;
   close(): Promise<void>;
 }
 
@@ -88,6 +91,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       : new MemoryExecuteCache(keyring, config.executeCacheTtlSeconds),
     profiles: { llm: config.llm, bookkeeping: config.bookkeeping },
     ingestion: config.ingestion,
+    limits: config.limits,
     async close() {
       await relay.close();
       await redis?.close();

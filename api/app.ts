@@ -11,6 +11,7 @@ import type { ExecuteCache } from '../infra/execute-cache';
 import type { KeyRing } from '../infra/crypto';
 import type { EncryptionCodec } from '../infra/payload-codec';
 import type { Config } from '../infra/config';
+import type { Limits } from '../domain/limits';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 import type { Relay } from '../infra/relay';
 import type { TraceStore } from '../infra/trace-store';
@@ -69,6 +70,8 @@ export interface AppDeps extends Stores {
   readiness: Record<string, () => Promise<unknown>>;
   extraMetrics?: () => Promise<string>;
   config: Pick<Config, 'contentRetentionSeconds'>;
+  /** SPEC §18 limits: the routes check them and their schemas document them. */
+  limits: Limits;
 }
 
 export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry } {
