@@ -5,24 +5,13 @@ import type { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { failureConverterPath } from './infra/failure-converter';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { ApiKeyStore } from './db/api-key-store';
-import { AgentStore } from './db/agent-store';
-import { DocumentStore } from './db/document-store';
-import { EmbeddingModelStore } from './db/embedding-model-store';
-import { ExecutionStore } from './db/execution-store';
-import { FragmentStore } from './db/fragment-store';
-import { IngestionStore } from './db/ingestion-store';
-import { PipelineStore } from './db/pipeline-store';
-import { TextSplitterStore } from './db/text-splitter-store';
 import { createKnex, migrate, type Knex } from './db/knex';
-import { LlmStore } from './db/llm-store';
-import { PromptStore } from './db/prompt-store';
-import { ChainStore } from './db/chain-store';
-import { RoutingPolicyStore } from './db/routing-policy-store';
+import { createStores, type Stores } from './db/stores';
 import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
 import { createIdempotencyStore, type IdempotencyStore } from './infra/idempotency-store';
 import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
 import type { Config } from './infra/config';
+import type { Limits } from './domain/limits';
 import { KeyRing } from './infra/crypto';
 import { temporalClientInterceptors } from './infra/telemetry';
 import type { Logger } from './infra/logger';
@@ -34,7 +23,7 @@ import type { Relay } from './infra/relay';
 import { MemoryTraceStore, RedisTraceStore, type TraceStore } from './infra/trace-store';
 import type { ExecutionProfiles, IngestionProfile } from './workflows/contracts';
 
-export interface Runtime {
+export interface Runtime extends Stores {
   config: Config;
   logger: Logger;
   keyring: KeyRing;
@@ -46,22 +35,11 @@ export interface Runtime {
   failureLimiter: RateLimiterAbstract;
   chainRateLimiter: ChainRateLimiter;
   idempotency: IdempotencyStore;
-  apiKeys: ApiKeyStore;
-  llms: LlmStore;
-  executions: ExecutionStore;
-  agents: AgentStore;
-  embeddingModels: EmbeddingModelStore;
-  textSplitters: TextSplitterStore;
-  pipelines: PipelineStore;
-  documents: DocumentStore;
-  ingestions: IngestionStore;
-  fragments: FragmentStore;
-  prompts: PromptStore;
-  chains: ChainStore;
-  routingPolicies: RoutingPolicyStore;
   executeCache: ExecuteCache;
   profiles: ExecutionProfiles;
   ingestion: IngestionProfile;
+  /** SPEC §18 limits, handed to the routes and activities that enforce them. */
+  limits: Limits;
   close(): Promise<void>;
 }
 
@@ -88,10 +66,9 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const failureLimiter = redis
     ? new RateLimiterRedis({ ...limiterOptions, storeClient: redis, useRedisPackage: true })
     : new RateLimiterMemory(limiterOptions);
-  const apiKeys = new ApiKeyStore(db);
-  const documents = new DocumentStore(db, keyring);
+  const stores = createStores(db, keyring, session);
   if (config.adminKeyId && config.adminKeySecret) {
-    await apiKeys.ensureAdmin(
+    await stores.apiKeys.ensureAdmin(
       config.adminKeyId.toLowerCase(),
       keyring.hmac('api-key-secret', config.adminKeySecret),
     );
@@ -108,24 +85,13 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     failureLimiter,
     chainRateLimiter: createChainRateLimiter(redis, config.redisPrefix),
     idempotency: createIdempotencyStore(redis, config.redisPrefix),
-    apiKeys,
-    llms: new LlmStore(db, keyring),
-    executions: new ExecutionStore(db, keyring),
-    agents: new AgentStore(db),
-    embeddingModels: new EmbeddingModelStore(db, keyring),
-    textSplitters: new TextSplitterStore(db),
-    pipelines: new PipelineStore(db),
-    documents,
-    ingestions: new IngestionStore(db, keyring),
-    fragments: new FragmentStore(db, documents, config.efSearch, session),
-    prompts: new PromptStore(db),
-    chains: new ChainStore(db, new PromptStore(db)),
-    routingPolicies: new RoutingPolicyStore(db),
+    ...stores,
     executeCache: redis
       ? new RedisExecuteCache(redis, keyring, config.executeCacheTtlSeconds, config.redisPrefix)
       : new MemoryExecuteCache(keyring, config.executeCacheTtlSeconds),
     profiles: { llm: config.llm, bookkeeping: config.bookkeeping },
     ingestion: config.ingestion,
+    limits: config.limits,
     async close() {
       await relay.close();
       await redis?.close();

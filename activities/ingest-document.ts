@@ -9,6 +9,7 @@ import type { PipelineStore } from '../db/pipeline-store';
 import type { TextSplitterStore } from '../db/text-splitter-store';
 import { EmbeddingError } from '../infra/embedders';
 import { splitText } from '../infra/text-splitters';
+import type { Limits } from '../domain/limits';
 import { IngestionFailure } from '../workflows/contracts';
 import { embedderFor } from './model-embedder';
 import type { SearchDeps } from './search-fragments';
@@ -18,6 +19,8 @@ export interface IngestionDeps extends Pick<SearchDeps, 'embeddingModels'> {
   pipelines: PipelineStore;
   textSplitters: TextSplitterStore;
   embeddingModels: EmbeddingModelStore;
+  /** SPEC §18: no fragment longer than the configured fragment limit. */
+  limits: Pick<Limits, 'fragmentChars'>;
 }
 
 /** As in callModel: a heartbeat every second (the SDK sends at most one per 0.8 × heartbeat timeout). */
@@ -55,9 +58,9 @@ export function createIngestionActivities(deps: IngestionDeps) {
       const pipeline = await deps.pipelines.get(version.pipeline_id);
       const splitter = await deps.textSplitters.get(version.text_splitter_id);
       if (!pipeline || !splitter) throw gone(pipeline ? 'The text splitter' : 'The pipeline');
-      const chunks = (await splitText(splitter.provider, splitter.parameters, content)).filter((c) =>
-        /[\p{L}\p{N}]/u.test(c),
-      );
+      const chunks = (
+        await splitText(splitter.provider, splitter.parameters, content, deps.limits.fragmentChars)
+      ).filter((c) => /[\p{L}\p{N}]/u.test(c));
       const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
       if (!model) throw gone('The embedding model');
       const embedded = model.provider === 'hash';

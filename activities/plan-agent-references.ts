@@ -31,8 +31,9 @@ export function createPlanAgentReferences(deps: PlanAgentReferencesDeps) {
     const now = instantFromDate(new Date(input.nowMs));
     // Text injected into the agent's messages sees the agent's tools; an EXECUTE child runs a
     // stored prompt on its own, without them (its cache identity must be what it renders).
-    const vars = templateVariableResolver({ now, tools });
-    const childVars = templateVariableResolver({ now, tools: [] });
+    const maxLength = deps.limits.renderedPromptBytes;
+    const vars = templateVariableResolver({ now, tools, maxLength });
+    const childVars = templateVariableResolver({ now, tools: [], maxLength });
     const planner = createPlanner(deps, principal, {
       variable: (token, forChild) => (forChild ? childVars : vars).variable(token),
     });

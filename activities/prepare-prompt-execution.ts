@@ -54,8 +54,9 @@ export function createPreparePromptExecution(deps: PreparePromptExecutionDeps) {
     if (input.nowMs === undefined) throw fail(FailureType.NotFound, 'The execution clock (nowMs) is missing');
     const now = new Date(input.nowMs);
     // Stored prompts have no tools: the same context renders this prompt and its EXECUTE children.
-    const vars = templateVariableResolver({ now: instantFromDate(now), tools: [] });
-    const childVars = templateVariableResolver({ now: instantFromDate(now), tools: [] });
+    const context = { now: instantFromDate(now), tools: [], maxLength: deps.limits.renderedPromptBytes };
+    const vars = templateVariableResolver(context);
+    const childVars = templateVariableResolver(context);
     const planner = createPlanner(deps, principal, {
       variable: (token, forChild) => (forChild ? childVars : vars).variable(token),
     });

@@ -3,6 +3,7 @@
 // routes to (PC-10). Shared by the API (save-time checks, §9.2 pre-checks) and the activities.
 import type { PromptStore, StoredPrompt } from '../db/prompt-store';
 import type { RoutingPolicyStore } from '../db/routing-policy-store';
+import type { Limits } from '../domain/limits';
 import type { ExecutionMode } from '../domain/prompt-analysis';
 import { can, type Principal } from '../domain/permissions';
 import { ReferencePlanner, type PlannablePrompt, type PlannerEnv } from '../domain/reference-plan';
@@ -11,6 +12,8 @@ import type { VariableToken } from '../domain/template';
 export interface PlanningDeps {
   prompts: PromptStore;
   routingPolicies: RoutingPolicyStore;
+  /** PC-6: the deepest reference allowed (SPEC §18 chain depth). */
+  limits: Pick<Limits, 'chainDepth'>;
 }
 
 export function promptAccess(principal: Principal, prompt: StoredPrompt, mode: ExecutionMode): boolean {
@@ -33,6 +36,7 @@ export function createPlanner(
   } = {},
 ): ReferencePlanner {
   const env: PlannerEnv = {
+    maxDepth: deps.limits.chainDepth,
     load: (ids) => deps.prompts.getMany(ids) as Promise<Map<string, PlannablePrompt>>,
     allowed: (prompt, mode, depth) =>
       (options.onlyDirect && depth > 1) || promptAccess(principal, prompt as StoredPrompt, mode),

@@ -5,6 +5,7 @@ import type { ApiKeyStore } from '../db/api-key-store';
 import type { ExecutionStore } from '../db/execution-store';
 import type { LlmStore } from '../db/llm-store';
 import type { Principal } from '../domain/permissions';
+import type { Limits } from '../domain/limits';
 import type { ReferencePlanner } from '../domain/reference-plan';
 import { executeCacheHash, executeCacheKey, type ExecuteCache } from '../infra/execute-cache';
 import { FailureType, workflowIdFor, type ReferenceChild } from '../workflows/contracts';
@@ -16,6 +17,8 @@ export interface ReferenceSlotDeps extends PlanningDeps {
   executions: ExecutionStore;
   llms: LlmStore;
   executeCache: ExecuteCache;
+  /** PC-6 depth, and the rendered-prompt limit that bounds a variable's expansion (SPEC §18). */
+  limits: Pick<Limits, 'chainDepth' | 'renderedPromptBytes'>;
 }
 
 /** The principal of the key that started the execution; gone keys fail it for good. */

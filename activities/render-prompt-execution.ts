@@ -9,9 +9,11 @@ import { FailureType } from '../workflows/contracts';
 import type { ModelRequestContent } from './call-model';
 import { chainPayloadId, derivedId, fail, slotAnswers, type StoredPlan } from './prompt-plan';
 import { checkRenderedSize } from './rendered-limit';
+import type { Limits } from '../domain/limits';
 
 export interface RenderPromptExecutionDeps {
   executions: ExecutionStore;
+  limits: Pick<Limits, 'renderedPromptBytes'>;
 }
 
 export function createRenderPromptExecution(deps: RenderPromptExecutionDeps) {
@@ -36,7 +38,7 @@ export function createRenderPromptExecution(deps: RenderPromptExecutionDeps) {
     }
     const fileUrls = attachments.flatMap((a) => (a.type === 'url' ? [a.url] : []));
     messages.push({ role: 'user', content: user, ...(fileUrls.length > 0 ? { fileUrls } : {}) });
-    checkRenderedSize(messages);
+    checkRenderedSize(messages, deps.limits);
     const content: ModelRequestContent = { messages };
     const renderedPayloadId = derivedId(input.executionId, 'rendered');
     await deps.executions.putPayload(renderedPayloadId, input.executionId, 'rendered', content);

@@ -16,12 +16,14 @@ import { FailureType, type RenderInput } from '../workflows/contracts';
 import type { ModelRequestContent } from './call-model';
 import { slotAnswers, type StoredPlan } from './prompt-plan';
 import { checkRenderedSize } from './rendered-limit';
+import type { Limits } from '../domain/limits';
 import type { AgentRequestContent } from './retrieve-fragments';
 
 export interface RenderDeps {
   agents: AgentStore;
   executions: ExecutionStore;
   fragments: FragmentStore;
+  limits: Pick<Limits, 'renderedPromptBytes'>;
 }
 
 const RENDERED_NAMESPACE = 'c2a4a1d8-7c5e-4e0b-9a57-1d3f6b0e8f42';
@@ -62,6 +64,7 @@ export function createRenderPrompt(deps: RenderDeps) {
     const vars = templateVariableResolver({
       now: instantFromDate(new Date(input.nowMs)),
       tools: version.tools as AgentTool[],
+      maxLength: deps.limits.renderedPromptBytes,
     });
     const messages: ChatMessage[] = [];
     for (const [i, message] of version.prompt.entries()) {
@@ -85,7 +88,7 @@ export function createRenderPrompt(deps: RenderDeps) {
       }
       messages.push({ role: message.role, content });
     }
-    checkRenderedSize(messages);
+    checkRenderedSize(messages, deps.limits);
     // PV-6: the record keeps the instant and the names of the variables resolved, no text.
     const id = renderedPayloadId(input.executionId);
     const content: ModelRequestContent = { messages };

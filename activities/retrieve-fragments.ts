@@ -10,6 +10,7 @@ import type { Pipeline, PipelineStore } from '../db/pipeline-store';
 import type { Placeholder } from '../domain/agent-definition';
 import { compileFilter } from '../domain/filter-compiler';
 import { parseFilter } from '../domain/filter-parser';
+import type { Limits } from '../domain/limits';
 import { EmbeddingError } from '../infra/embedders';
 import { FailureType, type FragmentRef, type RetrieveInput } from '../workflows/contracts';
 import { embedWith, QueryEmbeddings } from './query-embeddings';
@@ -22,7 +23,12 @@ export interface AgentRequestContent {
   filters: Record<string, unknown>;
 }
 
-export interface RetrievalDeps extends SearchDeps {
+/** A search with the request's filters, parsed within the SPEC §18 filter depth. */
+export interface FilteredSearchDeps extends SearchDeps {
+  limits: Pick<Limits, 'filterDepth'>;
+}
+
+export interface RetrievalDeps extends FilteredSearchDeps {
   agents: AgentStore;
   pipelines: PipelineStore;
   executions: ExecutionStore;
@@ -34,7 +40,7 @@ export const isRetrieval = (p: Placeholder): p is RetrievalPlaceholder => p.type
 
 /** One placeholder's fragments, in rank order (shared by the activity and the dry run). */
 export function retrieveForPlaceholder(
-  deps: SearchDeps,
+  deps: FilteredSearchDeps,
   pipeline: Pipeline,
   model: EmbeddingModel,
   placeholder: RetrievalPlaceholder,
@@ -45,7 +51,8 @@ export function retrieveForPlaceholder(
   return searchFragments(deps, pipeline, model, {
     query: request.values[placeholder.target] ?? '',
     classifications: request.classifications,
-    filter: filter === undefined ? null : compileFilter(parseFilter(filter), 'f.metadata'),
+    filter:
+      filter === undefined ? null : compileFilter(parseFilter(filter, deps.limits.filterDepth), 'f.metadata'),
     searchType: placeholder.type,
     k: params.k,
     fetchK: placeholder.type === 'mmr' ? placeholder.params.fetch_k : 0,

@@ -5,24 +5,13 @@ import type { Client } from '@temporalio/client';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { ApiKeyStore } from '../db/api-key-store';
-import type { AgentStore } from '../db/agent-store';
-import type { DocumentStore } from '../db/document-store';
-import type { EmbeddingModelStore } from '../db/embedding-model-store';
-import type { ExecutionStore } from '../db/execution-store';
-import type { FragmentStore } from '../db/fragment-store';
-import type { IngestionStore } from '../db/ingestion-store';
-import type { PipelineStore } from '../db/pipeline-store';
-import type { TextSplitterStore } from '../db/text-splitter-store';
-import type { LlmStore } from '../db/llm-store';
-import type { PromptStore } from '../db/prompt-store';
-import type { ChainStore } from '../db/chain-store';
-import type { RoutingPolicyStore } from '../db/routing-policy-store';
+import type { Stores } from '../db/stores';
 import type { ChainRateLimiter } from '../infra/chain-rate-limiter';
 import type { ExecuteCache } from '../infra/execute-cache';
 import type { KeyRing } from '../infra/crypto';
 import type { EncryptionCodec } from '../infra/payload-codec';
 import type { Config } from '../infra/config';
+import type { Limits } from '../domain/limits';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 import type { Relay } from '../infra/relay';
 import type { TraceStore } from '../infra/trace-store';
@@ -51,7 +40,7 @@ import { chainRoutes } from './routes/chains';
 import { textSplitterRoutes } from './routes/text-splitters';
 import { systemRoutes } from './routes/system';
 
-export interface AppDeps {
+export interface AppDeps extends Stores {
   version: string;
   logger: Logger;
   keyring: KeyRing;
@@ -59,19 +48,6 @@ export interface AppDeps {
   relay: Relay;
   traces: TraceStore;
   temporal: Client;
-  apiKeys: ApiKeyStore;
-  llms: LlmStore;
-  executions: ExecutionStore;
-  agents: AgentStore;
-  embeddingModels: EmbeddingModelStore;
-  textSplitters: TextSplitterStore;
-  pipelines: PipelineStore;
-  documents: DocumentStore;
-  ingestions: IngestionStore;
-  fragments: FragmentStore;
-  prompts: PromptStore;
-  chains: ChainStore;
-  routingPolicies: RoutingPolicyStore;
   executeCache: ExecuteCache;
   defaultLlmId: string | undefined;
   /** Which peers may set X-Forwarded-For (AGENTRY_TRUST_PROXY). */
@@ -94,6 +70,8 @@ export interface AppDeps {
   readiness: Record<string, () => Promise<unknown>>;
   extraMetrics?: () => Promise<string>;
   config: Pick<Config, 'contentRetentionSeconds'>;
+  /** SPEC §18 limits: the routes check them and their schemas document them. */
+  limits: Limits;
 }
 
 export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry } {

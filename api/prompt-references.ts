@@ -3,7 +3,7 @@
 // a text holds itself; execution checks every reference it would resolve.
 import { InvalidInput } from '../domain/errors';
 import type { Principal } from '../domain/permissions';
-import { MAX_REFERENCE_DEPTH, referencesIn } from '../domain/prompt-analysis';
+import { referencesIn } from '../domain/prompt-analysis';
 import { fatalMessage, type ReferenceProblem } from '../domain/reference-plan';
 import { createPlanner, type PlanningDeps } from '../activities/prompt-planning';
 
@@ -46,7 +46,7 @@ export async function checkPromptReferences(
   // PC-6 upwards: prompts and agents that reference this one put its references deeper.
   const above = reached.length > 0 ? await deps.prompts.referencedDepth(selfId) : 0;
   for (const r of reached) {
-    if (above + r.depth <= MAX_REFERENCE_DEPTH) continue;
+    if (above + r.depth <= deps.limits.chainDepth) continue;
     problems.push({
       promptId: r.promptId,
       reason: `Maximum chain depth exceeded: ${selfId} is itself referenced at depth ${above}`,

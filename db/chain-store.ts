@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { ChainStepDefinition } from '../domain/chain-run';
 import { NotFound } from '../domain/errors';
 import type { Principal } from '../domain/permissions';
+import * as named from './named-resource';
 import { readableOldestFirst } from './sql-helpers';
 import type { PromptStore } from './prompt-store';
 
@@ -32,17 +33,12 @@ export interface ChainOccupancy {
   maxConcurrency: number;
 }
 
-export interface StoredChain extends ChainDefinition {
-  id: string;
+export interface StoredChain extends ChainDefinition, named.Owned {
   totalExecutions: number;
   lastExecutedAt: Date | null;
-  ownerKeyId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
-interface Row {
-  id: string;
+interface Row extends named.OwnedRow {
   name: string;
   description: string | null;
   steps: ChainStepDefinition[];
@@ -53,13 +49,10 @@ interface Row {
   guardrails: ChainGuardrails;
   total_executions: number;
   last_executed_at: Date | null;
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 const toChain = (r: Row): StoredChain => ({
-  id: r.id,
+  ...named.ownedOf(r),
   name: r.name,
   description: r.description,
   steps: r.steps,
@@ -70,9 +63,6 @@ const toChain = (r: Row): StoredChain => ({
   guardrails: r.guardrails,
   totalExecutions: r.total_executions,
   lastExecutedAt: r.last_executed_at,
-  ownerKeyId: r.owner_key_id,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
 });
 
 export class ChainStore {

@@ -27,22 +27,9 @@ export interface DocumentVersion {
   updated_at: Date;
 }
 
-export interface VersionRow extends Record<string, unknown> {
-  id: string;
-  document_id: string;
-  pipeline_id: string;
-  external_id: string | null;
-  classification: string;
-  metadata: Record<string, unknown>;
-  version: number;
-  status: DocumentStatus;
-  error: string | null;
-  text_splitter_id: string;
-  fragment_count: number | null;
-  expired_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A version row: the version's fields under the same names, its own id and its document's. */
+export type VersionRow = Record<string, unknown> &
+  Omit<DocumentVersion, 'versionId' | 'id'> & { id: string; document_id: string };
 
 export const VERSION_COLUMNS = [
   'id',

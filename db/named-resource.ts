@@ -1,6 +1,7 @@
 // What the named, owned resources of SPEC §2–§8 (API keys, LLMs, embedding models, text splitters,
 // pipelines, agents) share: id, name, description, owner and timestamps, as an object, as a row,
-// as selected columns and as list fields, their readable list and their update; imported as
+// as selected columns and as list fields, their readable list and their update (and the camelCase
+// owner and timestamps of prompts, chains and routing policies); imported as
 // `import * as named from './named-resource'` (`named.Resource`, `named.columns(...)`, ...).
 import type { Knex } from 'knex';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
@@ -105,3 +106,28 @@ export async function update<R extends Row, Item>(
   );
   return spec.toItem(row as R);
 }
+
+/**
+ * The SPEC §12–§13 resources (prompts, chains, routing policies) answer in camelCase: their shared
+ * owner and timestamps, as an object and as a row.
+ */
+export interface Owned {
+  id: string;
+  ownerKeyId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface OwnedRow {
+  id: string;
+  owner_key_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const ownedOf = (r: OwnedRow): Owned => ({
+  id: r.id,
+  ownerKeyId: r.owner_key_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});

@@ -3,16 +3,13 @@
 import type { Knex } from 'knex';
 import { Conflict } from '../domain/errors';
 import type { Principal } from '../domain/permissions';
+import * as named from './named-resource';
 import { readableOldestFirst } from './sql-helpers';
 import type { Attachment, PromptDefinition } from '../domain/prompt-analysis';
 
-export interface StoredPrompt extends PromptDefinition {
-  id: string;
+export interface StoredPrompt extends PromptDefinition, named.Owned {
   promptId: string;
   name: string;
-  ownerKeyId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 export type ReferenceSource = 'prompt' | 'agent' | 'chain';
@@ -22,8 +19,7 @@ const FOREIGN_KEY_VIOLATION = '23503';
 /** How far up the referrer graph a walk goes before giving up (depth limit 3, plus margin). */
 const MAX_GRAPH_WALK = 6;
 
-interface Row {
-  id: string;
+interface Row extends named.OwnedRow {
   prompt_id: string;
   name: string;
   system_prompt: string | null;
@@ -34,13 +30,10 @@ interface Row {
   custom_gateway_id: string | null;
   requires_attachment: boolean;
   requires_dynamic_data: boolean;
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 const toPrompt = (r: Row): StoredPrompt => ({
-  id: r.id,
+  ...named.ownedOf(r),
   promptId: r.prompt_id,
   name: r.name,
   systemPrompt: r.system_prompt,
@@ -51,9 +44,6 @@ const toPrompt = (r: Row): StoredPrompt => ({
   customGatewayId: r.custom_gateway_id,
   requiresAttachment: r.requires_attachment,
   requiresDynamicData: r.requires_dynamic_data,
-  ownerKeyId: r.owner_key_id,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
 });
 
 const toRow = (p: PromptDefinition & { name: string }) => ({

@@ -1,34 +1,20 @@
 // Routing policies (SPEC §12 PC-10): an ordered list of registered LLMs tried one after another.
 import type { Knex } from 'knex';
 import type { Principal } from '../domain/permissions';
+import * as named from './named-resource';
 import { uniqueName, readableOldestFirst } from './sql-helpers';
 
-export interface RoutingPolicy {
-  id: string;
+export interface RoutingPolicy extends named.Owned {
   name: string;
   llms: string[];
-  ownerKeyId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
-interface Row {
-  id: string;
+interface Row extends named.OwnedRow {
   name: string;
   llms: string[];
-  owner_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
-const toPolicy = (r: Row): RoutingPolicy => ({
-  id: r.id,
-  name: r.name,
-  llms: r.llms,
-  ownerKeyId: r.owner_key_id,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+const toPolicy = (r: Row): RoutingPolicy => ({ ...named.ownedOf(r), name: r.name, llms: r.llms });
 
 export class RoutingPolicyStore {
   constructor(private readonly db: Knex) {}

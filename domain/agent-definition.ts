@@ -1,6 +1,7 @@
 // An agent's stored form (SPEC §8.3): its messages, placeholders (with every retrieval param
 // materialised), metadata and tools, the §18 limits it is checked against and the AG-8 defaults.
 // Validation is agent-rules.ts.
+import type { Limits } from './limits';
 
 export interface PromptMessage {
   role: 'system' | 'user' | 'assistant';
@@ -24,19 +25,8 @@ export interface AgentDefinition {
   metadata: Record<string, Record<string, unknown>>;
   tools: Tool[];
 }
-export interface AgentLimits {
-  maxMessages: number;
-  maxPlaceholders: number;
-  /** UTF-8 bytes of one template (tool router prompts included). */
-  maxTemplateBytes: number;
-  maxK: number;
-}
-export const DEFAULT_AGENT_LIMITS: AgentLimits = {
-  maxMessages: 50,
-  maxPlaceholders: 20,
-  maxTemplateBytes: 100 * 1024,
-  maxK: 100,
-};
+/** The SPEC §18 limits an agent is checked against. */
+export type AgentLimits = Pick<Limits, 'agentMessages' | 'agentPlaceholders' | 'templateBytes' | 'k'>;
 
 /** AG-8: the defaults of a retrieval placeholder without `params` (SR-2). */
 export const DEFAULT_PARAMS = {

@@ -40,7 +40,7 @@ function parseParams(
     else if (v > max) p.add('out_of_range', at, `${label}: ${key} must be at most ${max}`);
     return v as number;
   };
-  const k = num('k', true, 1, limits.maxK);
+  const k = num('k', true, 1, limits.k);
   const threshold = raw.threshold ?? null;
   if (threshold !== null && (typeof threshold !== 'number' || !Number.isFinite(threshold) || threshold < 0))
     p.add('invalid_param', `${path}.threshold`, `${label}: threshold must be null or a number at least 0`);
@@ -55,11 +55,11 @@ export function parsePlaceholders(raw: unknown, limits: AgentLimits, p: Problems
     p.add('invalid_type', 'placeholders', 'placeholders must be an array');
     return [];
   }
-  if (raw.length > limits.maxPlaceholders)
+  if (raw.length > limits.agentPlaceholders)
     p.add(
       'limit_exceeded',
       'placeholders',
-      `placeholders has ${raw.length} entries; the limit is ${limits.maxPlaceholders}`,
+      `placeholders has ${raw.length} entries; the limit is ${limits.agentPlaceholders}`,
     );
   const queryNames = new Set(
     raw.flatMap((o: unknown) =>

@@ -2,17 +2,12 @@
 // (AG-1..AG-4), metadata and tools here, the placeholders in agent-placeholders.ts. Every problem is
 // collected (one ErrorItem each) so that a client fixes its agent in one round trip; the stored
 // form has every `include` and every retrieval param materialised (§8.3). The reference checks of
-// AG-10 (`{{prompt:id}}` exists, is readable, acyclic, depth ≤ 3) need the database and live with
+// AG-10 (`{{prompt:id}}` exists, is readable, acyclic, depth within the configured chain depth) need the database and live with
 // the prompt library; only the unprefixed `{{name}}` ban is checked here.
-import {
-  DEFAULT_AGENT_LIMITS,
-  type AgentDefinition,
-  type AgentLimits,
-  type PromptMessage,
-  type Tool,
-} from './agent-definition';
+import type { AgentDefinition, AgentLimits, PromptMessage, Tool } from './agent-definition';
 import { parsePlaceholders } from './agent-placeholders';
 import { InvalidInput } from './errors';
+import { DEFAULT_LIMITS } from './limits';
 import { tokenize } from './template';
 import { isObject, Problems } from './validation-problems';
 
@@ -24,11 +19,11 @@ function parseMessages(raw: unknown, limits: AgentLimits, p: Problems): (PromptM
     p.add('invalid_type', 'prompt', 'prompt must be an array of messages');
     return [];
   }
-  if (raw.length > limits.maxMessages)
+  if (raw.length > limits.agentMessages)
     p.add(
       'limit_exceeded',
       'prompt',
-      `prompt has ${raw.length} messages; the limit is ${limits.maxMessages}`,
+      `prompt has ${raw.length} messages; the limit is ${limits.agentMessages}`,
     );
   return raw.map((m: unknown, i) => {
     const path = `prompt[${i}]`;
@@ -39,7 +34,7 @@ function parseMessages(raw: unknown, limits: AgentLimits, p: Problems): (PromptM
       p.add('invalid_role', `${path}.role`, `${path}.role must be system, user or assistant`);
     if (typeof template !== 'string')
       p.add('invalid_type', `${path}.template`, `${path}.template must be a string`);
-    else p.templateSize(template, `${path}.template`, limits.maxTemplateBytes);
+    else p.templateSize(template, `${path}.template`, limits.templateBytes);
     if (typeof include !== 'boolean')
       p.add('invalid_type', `${path}.include`, `${path}.include must be a boolean`);
     return { role, template: typeof template === 'string' ? template : '', include } as PromptMessage;
@@ -106,7 +101,7 @@ function parseTools(raw: unknown, limits: AgentLimits, p: Problems): Tool[] {
     if (router_prompt !== undefined && typeof router_prompt !== 'string')
       p.add('invalid_type', `${path}.router_prompt`, `${path}.router_prompt must be a string`);
     else if (router_prompt !== undefined)
-      p.templateSize(router_prompt, `${path}.router_prompt`, limits.maxTemplateBytes);
+      p.templateSize(router_prompt, `${path}.router_prompt`, limits.templateBytes);
     const tool: Tool = { name: String(name), description: String(description) };
     if (typeof router_prompt === 'string') tool.router_prompt = router_prompt;
     return [tool];
@@ -122,7 +117,7 @@ export function normaliseAgent(
   input: { prompt: unknown; placeholders: unknown; metadata?: unknown; tools?: unknown },
   limits: Partial<AgentLimits> = {},
 ): AgentDefinition {
-  const l = { ...DEFAULT_AGENT_LIMITS, ...limits };
+  const l: AgentLimits = { ...DEFAULT_LIMITS, ...limits };
   const p = new Problems();
   const messages = parseMessages(input.prompt, l, p);
   // AG-4 checks against every name given, valid or not, so one bad name is reported once.

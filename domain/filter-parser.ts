@@ -2,8 +2,8 @@
 // naming the problem (unknown operators, wrong argument types, depth, text PostgreSQL cannot
 // hold). The semantics it checks are written down in filters.ts.
 import { InvalidInput } from './errors';
+import { DEFAULT_LIMITS } from './limits';
 import {
-  DEFAULT_FILTER_DEPTH,
   FIELD_OPERATORS,
   LOGICAL_OPERATORS,
   type FieldPath,
@@ -173,6 +173,7 @@ class Parser {
 }
 
 /** Validates a `filters` value (FL); InvalidInput names the problem. */
-export function parseFilter(filter: unknown, maxDepth = DEFAULT_FILTER_DEPTH): FilterNode {
+/** `maxDepth`: SPEC §18 filter depth (configured: `limits.filterDepth`). */
+export function parseFilter(filter: unknown, maxDepth: number = DEFAULT_LIMITS.filterDepth): FilterNode {
   return new Parser(maxDepth).filter(filter, 1, 'filter');
 }

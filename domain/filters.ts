@@ -45,7 +45,6 @@ export type FilterNode =
   | { op: 'like' | 'ilike'; path: FieldPath; pattern: string }
   | { op: 'contains'; path: FieldPath; value: Scalar };
 
-export const DEFAULT_FILTER_DEPTH = 8;
 export const FIELD_OPERATORS = [
   '$eq',
   '$ne',

@@ -116,6 +116,3 @@ export function effectiveMode(mode: PromptMode | undefined, referenced: Executio
   if (mode === 'execute') return 'EXECUTE';
   return referenced;
 }
-
-/** PC-6: depth of the deepest reference allowed. */
-export const MAX_REFERENCE_DEPTH = 3;

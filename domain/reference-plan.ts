@@ -8,7 +8,7 @@
 // references are walked too (for depth, cycles and the cache key), but their slots belong to the
 // child that will run them. Depth and cycle problems are fatal (PC-6); the others are reference
 // errors that leave the reference's text unresolved (PC-9).
-import { MAX_REFERENCE_DEPTH, analyzeEmbeddability, effectiveMode, executionModeOf } from './prompt-analysis';
+import { analyzeEmbeddability, effectiveMode, executionModeOf } from './prompt-analysis';
 import type { ExecutionMode, PromptDefinition } from './prompt-analysis';
 import { tokenText, tokenize, type DoubleToken, type PromptToken, type VariableToken } from './template';
 
@@ -48,6 +48,8 @@ export interface ReferenceProblem {
 }
 
 export interface PlannerEnv {
+  /** PC-6: depth of the deepest reference allowed (SPEC §18 chain depth, configured). */
+  maxDepth: number;
   load(promptIds: readonly string[]): Promise<Map<string, PlannablePrompt>>;
   /** PC-8: may the executing key use this prompt in this mode (read for TEMPLATE, execute for EXECUTE)? */
   allowed(prompt: PlannablePrompt, mode: ExecutionMode, depth: number): boolean;
@@ -83,7 +85,7 @@ export class ReferencePlanner {
   /** Loads every prompt reachable from the texts (breadth first), so resolution is synchronous. */
   async preload(texts: readonly (string | null | undefined)[]): Promise<void> {
     let pending = idsIn(texts).filter((id) => !this.cache.has(id));
-    for (let level = 0; pending.length > 0 && level <= MAX_REFERENCE_DEPTH + 1; level++) {
+    for (let level = 0; pending.length > 0 && level <= this.env.maxDepth + 1; level++) {
       const loaded = await this.env.load(pending);
       const next: string[] = [];
       for (const id of pending) {
@@ -176,7 +178,7 @@ export class ReferencePlanner {
       const cycle = [...path.slice(path.indexOf(id)), id].join(' → ');
       return this.problem(origin, id, `Circular reference: ${cycle}`, true);
     }
-    if (depth > MAX_REFERENCE_DEPTH) return this.problem(origin, id, 'Maximum chain depth exceeded', true);
+    if (depth > this.env.maxDepth) return this.problem(origin, id, 'Maximum chain depth exceeded', true);
     const prompt = this.cache.get(id);
     const notFound = `Prompt ${id} not found`;
     if (!prompt) return this.problem(origin, id, notFound);

@@ -11,6 +11,7 @@
 // Expansion is also bounded in size: a self-referential router prompt doubles at each pass, so a
 // nested pass that would grow the text past `maxLength` is not applied.
 import { formatDotNetDateTime, type UtcInstant } from './dotnet-datetime';
+import { DEFAULT_LIMITS } from './limits';
 import { render, tokenize, type VariableToken } from './template';
 
 /** A tool of the agent as the agent definition holds it (SPEC §7 `tools`). */
@@ -30,8 +31,8 @@ export interface VariableContext {
 
 /** PV-5: the first pass replaces the token itself; at most 9 more resolve what it produced. */
 export const MAX_VARIABLE_PASSES = 10;
-/** The rendered-prompt limit of SPEC §18 (2 MB), in characters. */
-export const DEFAULT_MAX_VARIABLE_LENGTH = 2 * 1024 * 1024;
+/** The default rendered-prompt limit of SPEC §18, in characters. */
+export const DEFAULT_MAX_VARIABLE_LENGTH = DEFAULT_LIMITS.renderedPromptBytes;
 
 const EMPTY_VARIABLES: readonly string[] = [
   'router_prompt',

@@ -2,6 +2,7 @@
 // reported at once. Every timeout and retry policy lives here so tests can shorten them.
 
 import type { IngestionProfile, LlmProfile, RetryProfile } from '../domain/activity-profiles';
+import { DEFAULT_LIMITS, type Limits } from '../domain/limits';
 import { ConfigError, Reader, type Env, type SettingRead } from './config-reader';
 import { isUuid } from './ids';
 
@@ -59,6 +60,8 @@ export interface Config {
   apiRunsWorker: boolean;
   /** Concurrent workflow-task polls of a worker (1 measured fastest on 2 cores). */
   workflowTaskPolls: number;
+  /** SPEC §18 request limits (AGENTRY_LIMIT_*). */
+  limits: Limits;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -94,6 +97,7 @@ function read(r: Reader): Config {
   if (adminKeyId !== undefined && !isUuid(adminKeyId)) {
     r.errors.push(`AGENTRY_ADMIN_KEY_ID must be a UUID (got "${adminKeyId}")`);
   }
+  const bodyLimitBytes = r.int('AGENTRY_BODY_LIMIT_BYTES', 1024 * 1024, 1024);
   return {
     port: r.int('PORT', 8080, 0, 65535),
     host: r.str('HOST', '0.0.0.0'),
@@ -118,7 +122,7 @@ function read(r: Reader): Config {
     workerMetricsPort: r.int('AGENTRY_WORKER_METRICS_PORT', 9464, 0, 65535),
     contentRetentionSeconds: r.int('AGENTRY_CONTENT_RETENTION', 3600, 1),
     traceTtlSeconds: r.int('AGENTRY_TRACE_TTL', 3600, 1),
-    bodyLimitBytes: r.int('AGENTRY_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    bodyLimitBytes,
     documentBodyLimitBytes: r.int('AGENTRY_DOCUMENT_BODY_LIMIT_BYTES', 12 * 1024 * 1024, 1024),
     logLevel: r.oneOf('AGENTRY_LOG_LEVEL', LOG_LEVELS, 'info'),
     stateDir: r.str('AGENTRY_STATE_DIR', '.agentry'),
@@ -155,7 +159,33 @@ function read(r: Reader): Config {
       backoffCoefficient: 2,
       maximumIntervalMs: 5_000,
     },
+    limits: readLimits(r, bodyLimitBytes),
   };
+}
+
+const MIB = 1024 * 1024;
+
+/** SPEC §18: each limit's default and the range that still makes sense. */
+function readLimits(r: Reader, bodyLimitBytes: number): Limits {
+  const d = DEFAULT_LIMITS;
+  const limits: Limits = {
+    templateBytes: r.int('AGENTRY_LIMIT_TEMPLATE_BYTES', d.templateBytes, 1024, 64 * MIB),
+    renderedPromptBytes: r.int('AGENTRY_LIMIT_RENDERED_PROMPT_BYTES', d.renderedPromptBytes, 1024, 256 * MIB),
+    agentMessages: r.int('AGENTRY_LIMIT_AGENT_MESSAGES', d.agentMessages, 1, 1000),
+    agentPlaceholders: r.int('AGENTRY_LIMIT_AGENT_PLACEHOLDERS', d.agentPlaceholders, 1, 1000),
+    k: r.int('AGENTRY_LIMIT_K', d.k, 1, 1000),
+    fragmentChars: r.int('AGENTRY_LIMIT_FRAGMENT_CHARS', d.fragmentChars, 100, 100_000),
+    filterDepth: r.int('AGENTRY_LIMIT_FILTER_DEPTH', d.filterDepth, 1, 32),
+    documentsPerBatch: r.int('AGENTRY_LIMIT_DOCUMENTS_PER_BATCH', d.documentsPerBatch, 1, 10_000),
+    chainDepth: r.int('AGENTRY_LIMIT_CHAIN_DEPTH', d.chainDepth, 1, 10),
+    chainSteps: r.int('AGENTRY_LIMIT_CHAIN_STEPS', d.chainSteps, 1, 1000),
+  };
+  // A template travels in a request body: a larger template limit could never be reached.
+  if (limits.templateBytes > bodyLimitBytes)
+    r.errors.push(
+      `AGENTRY_LIMIT_TEMPLATE_BYTES (${limits.templateBytes}) must not exceed AGENTRY_BODY_LIMIT_BYTES (${bodyLimitBytes})`,
+    );
+  return limits;
 }
 
 function trustProxyOf(value: string | undefined): string | number {

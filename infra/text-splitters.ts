@@ -2,20 +2,18 @@
 // of LangChain expect: lengths in characters (UTF-16 code units), overlap carried between chunks.
 // On top of LangChain we add one guarantee: no chunk exceeds the fragment limit (SPEC §18).
 import { CharacterTextSplitter, RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
+import { DEFAULT_LIMITS } from '../domain/limits';
 
 export type SplitterProvider = 'recursive_character' | 'character';
 
 export interface SplitterParameters {
-  /** Maximum chunk length in characters, 1–8000 (validated by the API). */
+  /** Maximum chunk length in characters, 1 to the fragment limit (validated by the API). */
   chunk_size: number;
   /** Characters shared by consecutive chunks, 0..chunk_size-1. */
   chunk_overlap: number;
   /** `character` only; default "\n\n". */
   separator?: string;
 }
-
-/** SPEC §18: a fragment holds at most 8000 characters. */
-export const MAX_FRAGMENT_CHARS = 8000;
 
 /** LangChain's defaults, spelled out because SPEC §3 promises exactly these. */
 const RECURSIVE_SEPARATORS = ['\n\n', '\n', ' ', ''];
@@ -36,7 +34,7 @@ export async function splitText(
   provider: SplitterProvider,
   parameters: SplitterParameters,
   text: string,
-  maxChunkChars: number = MAX_FRAGMENT_CHARS,
+  maxChunkChars: number = DEFAULT_LIMITS.fragmentChars,
 ): Promise<string[]> {
   const bounded: SplitterParameters =
     parameters.chunk_size <= maxChunkChars

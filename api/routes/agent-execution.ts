@@ -10,9 +10,9 @@ import {
   isRetrieval,
   retrieveForPlaceholder,
   type AgentRequestContent,
+  type FilteredSearchDeps,
 } from '../../activities/retrieve-fragments';
 import { embedWith, QueryEmbeddings } from '../../activities/query-embeddings';
-import type { SearchDeps } from '../../activities/search-fragments';
 import { resolveReader } from '../../domain/classifications';
 import { InvalidInput, NotFound, type ErrorItem } from '../../domain/errors';
 import { withEmbeddingFailure } from '../embedding-failure';
@@ -39,7 +39,7 @@ export type AgentExecutionDeps = PlanningDeps & {
   pipelines: PipelineStore;
   llms: LlmStore;
   traces: TraceStore;
-} & SearchDeps &
+} & FilteredSearchDeps &
   StartExecutionDeps &
   ExecutionResponseDeps &
   IdempotencyDeps;
@@ -56,6 +56,7 @@ function checkRequest(
   agent: Agent,
   body: unknown,
   closure: Record<string, string[]>,
+  filterDepth: number,
 ): { body: ExecuteAgentBody; content: AgentRequestContent } {
   const request = validate<ExecuteAgentBody>(executeAgentSchema, body);
   const queries = agent.placeholders.filter((p) => p.type === 'query').map((p) => p.name);
@@ -83,7 +84,7 @@ function checkRequest(
     if (!retrievalNames.includes(name))
       throw new InvalidInput(`filters.${name} is not a retrieval placeholder of the agent`);
     try {
-      compileFilter(parseFilter(filter), 'f.metadata');
+      compileFilter(parseFilter(filter, filterDepth), 'f.metadata');
     } catch (err) {
       throw new InvalidInput(`filters.${name}: ${(err as Error).message}`);
     }
@@ -144,7 +145,7 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
             deps.llms.get(id),
           ),
       ]);
-      const { body, content } = checkRequest(agent, req.body, pipeline.closure);
+      const { body, content } = checkRequest(agent, req.body, pipeline.closure, deps.limits.filterDepth);
       // §9.2 / PC-8: every reference resolves for this key before anything starts.
       const templates = agent.prompt.filter((m) => m.include).map((m) => m.template);
       const hasReferences = (await checkAgentReferences(deps, principal, templates, true)).length > 0;
@@ -225,7 +226,7 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
       const principal = principalOf(req);
       const agent = await agentFor(req, principal);
       const pipeline = await pipelineFor(req, principal);
-      const { content } = checkRequest(agent, req.body, pipeline.closure);
+      const { content } = checkRequest(agent, req.body, pipeline.closure, deps.limits.filterDepth);
       const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
       if (!model) throw new NotFound(`Embedding model of pipeline ${pipeline.id} not found`);
       const result: Record<string, unknown[]> = {};

@@ -1,7 +1,7 @@
 // /agents (SPEC §8): CRUD with every creation rule, versions (AG-11) and prompt inspection (§8.4).
 import { Router } from 'express';
 import { AGENT_FIELDS, type Agent, type AgentStore } from '../../db/agent-store';
-import { inputVariables } from '../../domain/agent-definition';
+import { inputVariables, type AgentLimits } from '../../domain/agent-definition';
 import { normaliseAgent } from '../../domain/agent-rules';
 import { Conflict, InvalidInput, NotFound } from '../../domain/errors';
 import { parseListQuery } from '../../domain/list-params';
@@ -33,7 +33,7 @@ const NULLABLE = new Set(['description']);
 
 export function agentRoutes(
   routes: RouteRegistry,
-  deps: { agents: AgentStore; prompts: PromptStore } & PlanningDeps,
+  deps: { agents: AgentStore; prompts: PromptStore; limits: AgentLimits } & PlanningDeps,
 ): Router {
   const router = Router();
   const load = (id: unknown, principal: Principal, action: 'read' | 'write') =>
@@ -47,15 +47,15 @@ export function agentRoutes(
       summary: 'Create an agent (every include and retrieval parameter materialised)',
       tag: 'Agents',
       permission: 'write:agents',
-      body: createAgentSchema,
+      body: createAgentSchema(deps.limits),
       success: { status: 201, description: 'The stored agent', schema: agentSchema },
       errors: [400, 401, 403, 409],
     },
     async (req, res) => {
       const principal = principalOf(req);
       requireCreate(principal, 'agents', 'agent');
-      const definition = normaliseAgent(req.body);
-      // AG-10: references name prompts the key can read, acyclic and within depth 3.
+      const definition = normaliseAgent(req.body, deps.limits);
+      // AG-10: references name prompts the key can read, acyclic and within the chain depth.
       const references = await checkAgentReferences(
         deps,
         principal,
@@ -118,7 +118,7 @@ export function agentRoutes(
       summary: 'Update an agent: named fields change, the merged agent is validated, the version increments',
       tag: 'Agents',
       permission: 'write:agents',
-      body: updateAgentSchema,
+      body: updateAgentSchema(deps.limits),
       success: { status: 200, description: 'The agent', schema: agentSchema },
       errors: [400, 401, 403, 404, 409],
     },
@@ -128,12 +128,15 @@ export function agentRoutes(
       const body = req.body as Record<string, unknown>;
       const nulls = Object.keys(body).filter((k) => body[k] === null && !NULLABLE.has(k));
       if (nulls.length > 0) throw new InvalidInput(`${nulls.join(', ')} cannot be null`);
-      const definition = normaliseAgent({
-        prompt: req.body.prompt ?? agent.prompt,
-        placeholders: req.body.placeholders ?? agent.placeholders,
-        metadata: req.body.metadata ?? agent.metadata,
-        tools: req.body.tools ?? agent.tools,
-      });
+      const definition = normaliseAgent(
+        {
+          prompt: req.body.prompt ?? agent.prompt,
+          placeholders: req.body.placeholders ?? agent.placeholders,
+          metadata: req.body.metadata ?? agent.metadata,
+          tools: req.body.tools ?? agent.tools,
+        },
+        deps.limits,
+      );
       const references = await checkAgentReferences(
         deps,
         principal,

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChainStore, StoredChain } from '../../db/chain-store';
 import type { PromptStore } from '../../db/prompt-store';
 import { Forbidden, InvalidInput } from '../../domain/errors';
+import type { Limits } from '../../domain/limits';
 import { can, canOnAll, type Principal } from '../../domain/permissions';
 import { loadChain } from '../chain-access';
 import { principalOf } from '../auth';
@@ -13,7 +14,11 @@ import type { RouteRegistry } from '../route-registry';
 import { chainSummarySchema, createChainSchema, type CreateChainBody } from '../schemas/chains';
 import { chainExecutionRoute, type ChainExecutionDeps } from './chain-execution';
 
-export type ChainRouteDeps = { chains: ChainStore; prompts: PromptStore } & ChainExecutionDeps;
+export type ChainRouteDeps = {
+  chains: ChainStore;
+  prompts: PromptStore;
+  limits: Pick<Limits, 'chainSteps'>;
+} & ChainExecutionDeps;
 
 /** CH-1's create response, exactly the seed's shape. */
 export function presentChainSummary(c: StoredChain) {
@@ -89,7 +94,7 @@ export function chainRoutes(routes: RouteRegistry, deps: ChainRouteDeps): Router
       summary: 'Store a chain of prompts run one after another (CH-1; needs execute:chains)',
       tag: 'Chains',
       permission: 'execute:chains',
-      body: createChainSchema,
+      body: createChainSchema(deps.limits),
       success: {
         status: 201,
         description: '{chainId, name, stepsCount, settings, usage}',

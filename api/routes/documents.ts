@@ -11,6 +11,7 @@ import {
 import { missingReference, type Pipeline, type PipelineStore } from '../../db/pipeline-store';
 import type { TextSplitterStore } from '../../db/text-splitter-store';
 import { InvalidInput, NotFound } from '../../domain/errors';
+import type { Limits } from '../../domain/limits';
 import { parseListQuery } from '../../domain/list-params';
 import { can, type Principal } from '../../domain/permissions';
 import { isUuid } from '../../infra/ids';
@@ -31,6 +32,7 @@ export interface DocumentRouteDeps extends StartIngestionDeps {
   documents: DocumentStore;
   pipelines: PipelineStore;
   textSplitters: TextSplitterStore;
+  limits: Pick<Limits, 'documentsPerBatch'>;
 }
 
 export const presentDocument = (d: DocumentVersion) => ({
@@ -139,10 +141,10 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
     {
       method: 'post',
       path: '/pipelines/:id/documents\\:batch',
-      summary: 'Add up to 1000 documents in one request',
+      summary: `Add up to ${deps.limits.documentsPerBatch} documents in one request`,
       tag: 'Documents',
       permission: 'write:pipelines',
-      body: createDocumentBatchSchema,
+      body: createDocumentBatchSchema(deps.limits),
       success: {
         status: 202,
         description: '{data: [document...]}',

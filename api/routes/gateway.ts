@@ -9,6 +9,7 @@ import { answerPayloadId, type StoredAnswer } from '../../activities/call-model'
 import type { LlmStore } from '../../db/llm-store';
 import type { StoredPrompt } from '../../db/prompt-store';
 import { Forbidden, InvalidInput, NotFound } from '../../domain/errors';
+import type { Limits } from '../../domain/limits';
 import { canOnAll, type Principal } from '../../domain/permissions';
 import { runtimeVariables } from '../../domain/prompt-analysis';
 import { fatalMessage } from '../../domain/reference-plan';
@@ -36,7 +37,11 @@ import { validate } from '../validation';
 export type GatewayDeps = PlanningDeps &
   StartExecutionDeps &
   ExecutionResponseDeps &
-  IdempotencyDeps & { llms: LlmStore; defaultLlmId: string | undefined };
+  IdempotencyDeps & {
+    llms: LlmStore;
+    defaultLlmId: string | undefined;
+    limits: Pick<Limits, 'templateBytes'>;
+  };
 
 /** PC-9: x-llm-id, else the source prompt's routing, else the default LLM, else 400. */
 async function llmsFor(
@@ -70,6 +75,7 @@ async function llmsFor(
 
 export function gatewayRoutes(routes: RouteRegistry, deps: GatewayDeps): Router {
   const router = Router();
+  const bodySchema = gatewayExecuteSchema(deps.limits);
   routes.add(
     router,
     {
@@ -78,7 +84,7 @@ export function gatewayRoutes(routes: RouteRegistry, deps: GatewayDeps): Router 
       summary: 'Execute a prompt text with {{prompt:id}} references and {{name}} variables (PC-9)',
       tag: 'Prompt library',
       permission: 'execute:prompts',
-      body: gatewayExecuteSchema,
+      body: bodySchema,
       deferBodyValidation: true,
       headers: [IDEMPOTENCY_HEADER_SPEC],
       success: {
@@ -92,7 +98,7 @@ export function gatewayRoutes(routes: RouteRegistry, deps: GatewayDeps): Router 
       const principal = principalOf(req);
       if (!canOnAll(principal, 'execute', 'prompts'))
         throw new Forbidden('API key lacks execute:prompts permission');
-      const body = validate<GatewayExecuteBody>(gatewayExecuteSchema, req.body);
+      const body = validate<GatewayExecuteBody>(bodySchema, req.body);
       const variables = body.variables ?? {};
       const missing = runtimeVariables(body.prompt).filter((name) => !Object.hasOwn(variables, name));
       if (missing.length > 0) throw new InvalidInput(`Unresolved variable(s): ${missing.join(', ')}`);

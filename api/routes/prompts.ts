@@ -8,6 +8,7 @@ import type { LlmStore } from '../../db/llm-store';
 import type { PromptStore, StoredPrompt } from '../../db/prompt-store';
 import type { RoutingPolicyStore } from '../../db/routing-policy-store';
 import { Conflict, Forbidden, InvalidInput, NotFound } from '../../domain/errors';
+import type { Limits } from '../../domain/limits';
 import { can, canOnAll, type Principal } from '../../domain/permissions';
 import { analyzeEmbeddability, type PromptDefinition } from '../../domain/prompt-analysis';
 import type { ExecuteCache } from '../../infra/execute-cache';
@@ -28,9 +29,9 @@ export interface PromptRouteDeps {
   routingPolicies: RoutingPolicyStore;
   llms: LlmStore;
   executeCache: ExecuteCache;
+  /** SPEC §18: template size and reference depth. */
+  limits: Pick<Limits, 'templateBytes' | 'chainDepth'>;
 }
-
-const TEMPLATE_LIMIT_BYTES = 100 * 1024;
 
 export function presentPrompt(p: StoredPrompt) {
   const a = analyzeEmbeddability(p);
@@ -56,44 +57,40 @@ export function presentPrompt(p: StoredPrompt) {
   };
 }
 
+/** A listed prompt: the same fields, its embeddability grouped under `embeddability`. */
 function presentListed(p: StoredPrompt) {
-  const full = presentPrompt(p);
-  const { isEmbeddable, executionMode, requiresAttachment, requiresDynamicData, suggestedMode, warnings } =
-    full;
+  const {
+    isEmbeddable,
+    executionMode,
+    requiresAttachment,
+    requiresDynamicData,
+    embeddingBlockedReason,
+    suggestedMode,
+    warnings,
+    ...prompt
+  } = presentPrompt(p);
   return {
-    id: p.id,
-    promptId: p.promptId,
-    name: p.name,
-    systemPrompt: p.systemPrompt,
-    userPrompt: p.userPrompt,
-    temperature: p.temperature,
-    attachment: p.attachment,
-    routingPolicyId: p.routingPolicyId,
-    customGatewayId: p.customGatewayId,
-    createdAt: full.createdAt,
-    updatedAt: full.updatedAt,
+    ...prompt,
     embeddability: {
       isEmbeddable,
       executionMode,
       requiresAttachment,
       requiresDynamicData,
-      blockedReason: full.embeddingBlockedReason,
+      blockedReason: embeddingBlockedReason,
       suggestedMode,
       warnings,
     },
   };
 }
 
-function checkTemplateSize(def: PromptDefinition): void {
+function checkTemplateSize(def: PromptDefinition, limitBytes: number): void {
   for (const [field, text] of [
     ['systemPrompt', def.systemPrompt],
     ['userPrompt', def.userPrompt],
   ] as const) {
     const bytes = text ? Buffer.byteLength(text, 'utf8') : 0;
-    if (bytes > TEMPLATE_LIMIT_BYTES)
-      throw new InvalidInput(
-        `${field} is ${bytes} bytes; the template limit is ${TEMPLATE_LIMIT_BYTES} bytes`,
-      );
+    if (bytes > limitBytes)
+      throw new InvalidInput(`${field} is ${bytes} bytes; the template limit is ${limitBytes} bytes`);
   }
 }
 
@@ -154,7 +151,7 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
       summary: 'Store a prompt; its embeddability is analysed (PC-1, PC-2)',
       tag: 'Prompt library',
       permission: 'write:prompts',
-      body: createPromptSchema,
+      body: createPromptSchema(deps.limits),
       success: {
         status: 201,
         description: '{"success": true, "prompt": {...}}',
@@ -167,7 +164,7 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
       if (!canOnAll(principal, 'write', 'prompts'))
         throw new Forbidden('API key lacks write:prompts permission to create prompts');
       const def = definitionOf(req.body);
-      checkTemplateSize(def);
+      checkTemplateSize(def, deps.limits.templateBytes);
       const promptId = req.body.promptId ?? `prompt_${randomBytes(8).toString('hex')}`;
       if (await deps.prompts.get(promptId)) throw new Conflict(`Prompt id already exists: ${promptId}`);
       await checkRouting(principal, def);
@@ -231,7 +228,7 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
       summary: 'Update a prompt (named fields only); re-analysed, its EXECUTE cache cleared',
       tag: 'Prompt library',
       permission: 'write:prompts',
-      body: updatePromptSchema,
+      body: updatePromptSchema(deps.limits),
       success: {
         status: 200,
         description: '{"success": true, "prompt": {...}}',
@@ -243,7 +240,7 @@ export function promptRoutes(routes: RouteRegistry, deps: PromptRouteDeps): Rout
       const principal = principalOf(req);
       const current = await loadPrompt(principal, req.params.promptId, 'write');
       const def = definitionOf(req.body, current);
-      checkTemplateSize(def);
+      checkTemplateSize(def, deps.limits.templateBytes);
       await checkRouting(principal, def);
       const references = await checkPromptReferences(
         deps,

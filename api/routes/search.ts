@@ -10,6 +10,7 @@ import { searchFragments } from '../../activities/search-fragments';
 import { resolveReader } from '../../domain/classifications';
 import { compileFilter } from '../../domain/filter-compiler';
 import { parseFilter } from '../../domain/filter-parser';
+import type { Limits } from '../../domain/limits';
 import { loadAuthorized } from '../access';
 import { principalOf } from '../auth';
 import { withEmbeddingFailure } from '../embedding-failure';
@@ -20,6 +21,7 @@ export interface SearchRouteDeps {
   pipelines: PipelineStore;
   fragments: FragmentStore;
   embeddingModels: EmbeddingModelStore;
+  limits: Pick<Limits, 'k' | 'filterDepth'>;
 }
 
 export function searchRoutes(routes: RouteRegistry, deps: SearchRouteDeps): Router {
@@ -32,7 +34,7 @@ export function searchRoutes(routes: RouteRegistry, deps: SearchRouteDeps): Rout
       summary: 'Search current fragments: similarity (default), mmr, full_text or hybrid',
       tag: 'Search',
       permission: 'execute:pipelines',
-      body: searchSchema,
+      body: searchSchema(deps.limits),
       success: {
         status: 200,
         description: '{data: [fragment...]}',
@@ -51,7 +53,9 @@ export function searchRoutes(routes: RouteRegistry, deps: SearchRouteDeps): Rout
       );
       const body = req.body;
       const classifications = resolveReader(body.classification, pipeline.closure);
-      const filter = body.filters ? compileFilter(parseFilter(body.filters), 'f.metadata') : null;
+      const filter = body.filters
+        ? compileFilter(parseFilter(body.filters, deps.limits.filterDepth), 'f.metadata')
+        : null;
       const model = (await deps.embeddingModels.get(pipeline.embedding_model_id))!;
       const data = await withEmbeddingFailure(model, () =>
         searchFragments(deps, pipeline, model, {

@@ -6,6 +6,7 @@ import {
   type TextSplitterStore,
 } from '../../db/text-splitter-store';
 import { InvalidInput } from '../../domain/errors';
+import type { Limits } from '../../domain/limits';
 import { parseListQuery } from '../../domain/list-params';
 import type { Principal } from '../../domain/permissions';
 import { newId } from '../../infra/ids';
@@ -58,7 +59,7 @@ const splitterSchema = {
 
 export function textSplitterRoutes(
   routes: RouteRegistry,
-  deps: { textSplitters: TextSplitterStore },
+  deps: { textSplitters: TextSplitterStore; limits: Pick<Limits, 'fragmentChars'> },
 ): Router {
   const router = Router();
   const load = (id: unknown, principal: Principal, action: 'read' | 'write') =>
@@ -89,7 +90,7 @@ export function textSplitterRoutes(
       summary: 'Create a text splitter',
       tag: 'Text splitters',
       permission: 'write:text_splitters',
-      body: createTextSplitterSchema,
+      body: createTextSplitterSchema(deps.limits),
       success: { status: 201, description: 'The splitter, defaults materialised', schema: splitterSchema },
       errors: [400, 401, 403, 409],
     },
@@ -97,7 +98,8 @@ export function textSplitterRoutes(
       const principal = principalOf(req);
       requireCreate(principal, 'text_splitters', 'text splitter');
       const given = req.body.parameters ?? {};
-      const chunkSize = given.chunk_size ?? DEFAULT_CHUNK_SIZE;
+      // A fragment limit configured below the default chunk size lowers the default.
+      const chunkSize = given.chunk_size ?? Math.min(DEFAULT_CHUNK_SIZE, deps.limits.fragmentChars);
       const chunkOverlap = given.chunk_overlap ?? Math.min(DEFAULT_CHUNK_OVERLAP, chunkSize - 1);
       if (chunkOverlap > chunkSize - 1) {
         throw new InvalidInput(

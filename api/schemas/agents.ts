@@ -1,27 +1,34 @@
 // Agent payloads (SPEC §8). The shapes are checked here; the AG rules, with their exact
 // messages, in domain/agent-rules.ts.
+// The SPEC §18 counts are the configured limits (the router factory builds these schemas).
+import type { AgentLimits } from '../../domain/agent-definition';
 import { descriptionSchema, nameSchema } from './common';
 
-const definitionProperties = {
-  prompt: { type: 'array', maxItems: 50 },
-  placeholders: { type: 'array', maxItems: 20 },
-  metadata: { type: 'object' },
-  tools: { type: 'array', maxItems: 100 },
-} as const;
+const definitionProperties = (limits: AgentLimits) =>
+  ({
+    name: nameSchema,
+    description: descriptionSchema,
+    prompt: { type: 'array', maxItems: limits.agentMessages },
+    placeholders: { type: 'array', maxItems: limits.agentPlaceholders },
+    metadata: { type: 'object' },
+    tools: { type: 'array', maxItems: 100 },
+  }) as const;
 
-export const createAgentSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'prompt', 'placeholders'],
-  properties: { name: nameSchema, description: descriptionSchema, ...definitionProperties },
-} as const;
+export const createAgentSchema = (limits: AgentLimits) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'prompt', 'placeholders'],
+    properties: definitionProperties(limits),
+  }) as const;
 
-export const updateAgentSchema = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: { name: nameSchema, description: descriptionSchema, ...definitionProperties },
-} as const;
+export const updateAgentSchema = (limits: AgentLimits) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: definitionProperties(limits),
+  }) as const;
 
 export interface AgentBody {
   name: string;

@@ -1,10 +1,10 @@
-// Seed 002 chains (SPEC §13): the stored chain (CH-1) and the execute request (CH-2).
+// Seed 002 chains (SPEC §13): the stored chain (CH-1) and the execute request (CH-2). The stored
+// chain's step count is the configured SPEC §18 limit (the router factory builds that schema).
+import type { Limits } from '../../domain/limits';
 import type { ChainAttachment } from '../../workflows/contracts';
 import { descriptionSchema, nameSchema } from './common';
 import { attachmentSchema } from './prompts';
 
-/** SPEC §18: a chain has at most 50 steps. */
-export const MAX_CHAIN_STEPS = 50;
 const MAX_ATTACHMENTS = 20;
 
 const word = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 128 } as const;
@@ -27,43 +27,44 @@ const stepSchema = {
   },
 } as const;
 
-export const createChainSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'steps'],
-  properties: {
-    name: nameSchema,
-    description: descriptionSchema,
-    steps: { type: 'array', minItems: 1, maxItems: MAX_CHAIN_STEPS, items: stepSchema },
-    tags: {
-      type: 'array',
-      maxItems: 50,
-      uniqueItems: true,
-      items: { type: 'string', minLength: 1, maxLength: 100 },
-    },
-    stopOnError: { type: 'boolean' },
-    maxConcurrency: { type: 'integer', minimum: 1, maximum: 1000 },
-    metadata: {
-      type: 'object',
-      properties: {
-        // CH-2: attachments added to the step of that order, e.g. {"2": [{"type": "url", ...}]}.
-        stepAttachments: {
-          type: 'object',
-          propertyNames: { pattern: '^-?[0-9]{1,7}$' },
-          additionalProperties: attachments,
+export const createChainSchema = (limits: Pick<Limits, 'chainSteps'>) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'steps'],
+    properties: {
+      name: nameSchema,
+      description: descriptionSchema,
+      steps: { type: 'array', minItems: 1, maxItems: limits.chainSteps, items: stepSchema },
+      tags: {
+        type: 'array',
+        maxItems: 50,
+        uniqueItems: true,
+        items: { type: 'string', minLength: 1, maxLength: 100 },
+      },
+      stopOnError: { type: 'boolean' },
+      maxConcurrency: { type: 'integer', minimum: 1, maximum: 1000 },
+      metadata: {
+        type: 'object',
+        properties: {
+          // CH-2: attachments added to the step of that order, e.g. {"2": [{"type": "url", ...}]}.
+          stepAttachments: {
+            type: 'object',
+            propertyNames: { pattern: '^-?[0-9]{1,7}$' },
+            additionalProperties: attachments,
+          },
+        },
+      },
+      guardrails: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          rateLimitPerMinute: { type: 'integer', minimum: 1, maximum: 100_000 },
+          maxTokensPerExecution: { type: 'integer', minimum: 1 },
         },
       },
     },
-    guardrails: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        rateLimitPerMinute: { type: 'integer', minimum: 1, maximum: 100_000 },
-        maxTokensPerExecution: { type: 'integer', minimum: 1 },
-      },
-    },
-  },
-} as const;
+  }) as const;
 
 export interface CreateChainBody {
   name: string;

@@ -1,4 +1,7 @@
 // Payloads of embedding models, text splitters, pipelines, documents and search (SPEC §3–§6).
+// Schemas that hold a SPEC §18 limit are built from the configured limits by their router
+// factory, so /openapi.json documents the configured value.
+import type { Limits } from '../../domain/limits';
 import { descriptionSchema, nameSchema, upstreamApiKeySchema } from './common';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
@@ -45,25 +48,26 @@ export interface OpenAiParameters {
   batch_size?: number;
 }
 
-export const createTextSplitterSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'provider'],
-  properties: {
-    name: nameSchema,
-    description: descriptionSchema,
-    provider: { enum: ['recursive_character', 'character'] },
-    parameters: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        chunk_size: { type: 'integer', minimum: 1, maximum: 8000 },
-        chunk_overlap: { type: 'integer', minimum: 0 },
-        separator: { type: 'string', minLength: 1, maxLength: 100 },
+export const createTextSplitterSchema = (limits: Pick<Limits, 'fragmentChars'>) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'provider'],
+    properties: {
+      name: nameSchema,
+      description: descriptionSchema,
+      provider: { enum: ['recursive_character', 'character'] },
+      parameters: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          chunk_size: { type: 'integer', minimum: 1, maximum: limits.fragmentChars },
+          chunk_overlap: { type: 'integer', minimum: 0 },
+          separator: { type: 'string', minLength: 1, maxLength: 100 },
+        },
       },
     },
-  },
-} as const;
+  }) as const;
 
 export interface CreateTextSplitterBody {
   name: string;
@@ -154,12 +158,15 @@ export interface DocumentBody {
   text_splitter_id?: string;
 }
 
-export const createDocumentBatchSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['documents'],
-  properties: { documents: { type: 'array', minItems: 1, maxItems: 1000, items: documentSchema } },
-} as const;
+export const createDocumentBatchSchema = (limits: Pick<Limits, 'documentsPerBatch'>) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['documents'],
+    properties: {
+      documents: { type: 'array', minItems: 1, maxItems: limits.documentsPerBatch, items: documentSchema },
+    },
+  }) as const;
 
 export interface DocumentBatchBody {
   documents: DocumentBody[];
@@ -174,21 +181,22 @@ export const readerClassificationSchema = {
   ],
 } as const;
 
-export const searchSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['query', 'classification'],
-  properties: {
-    query: { type: 'string', minLength: 1, maxLength: 100_000 },
-    classification: readerClassificationSchema,
-    filters: { type: 'object' },
-    search_type: { enum: ['similarity', 'mmr', 'full_text', 'hybrid'] },
-    k: { type: 'integer', minimum: 1, maximum: 100 },
-    fetch_k: { type: 'integer', minimum: 0, maximum: 1000 },
-    lambda_mult: { type: 'number', minimum: 0, maximum: 1 },
-    threshold: { type: ['number', 'null'], minimum: 0 },
-  },
-} as const;
+export const searchSchema = (limits: Pick<Limits, 'k'>) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['query', 'classification'],
+    properties: {
+      query: { type: 'string', minLength: 1, maxLength: 100_000 },
+      classification: readerClassificationSchema,
+      filters: { type: 'object' },
+      search_type: { enum: ['similarity', 'mmr', 'full_text', 'hybrid'] },
+      k: { type: 'integer', minimum: 1, maximum: limits.k },
+      fetch_k: { type: 'integer', minimum: 0, maximum: 1000 },
+      lambda_mult: { type: 'number', minimum: 0, maximum: 1 },
+      threshold: { type: ['number', 'null'], minimum: 0 },
+    },
+  }) as const;
 
 export interface SearchBody {
   query: string;

@@ -1,10 +1,16 @@
 // Seed 002 payloads (SPEC §12): stored prompts, routing policies and the gateway execute.
+import type { Limits } from '../../domain/limits';
 import { nameSchema } from './common';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 const nullableUuid = { anyOf: [uuid, { type: 'null' }] } as const;
-/** SPEC §18: a template is at most 100 KB; ajv counts characters, the route checks bytes. */
-const templateText = { type: 'string', maxLength: 100 * 1024 } as const;
+type TemplateLimit = Pick<Limits, 'templateBytes'>;
+/**
+ * SPEC §18: a template is at most the configured template limit; ajv counts characters (never
+ * more than bytes), the route checks bytes.
+ */
+const templateText = (limits: TemplateLimit) =>
+  ({ type: 'string', maxLength: limits.templateBytes }) as const;
 
 export const attachmentSchema = {
   oneOf: [
@@ -26,34 +32,37 @@ export const attachmentSchema = {
   ],
 } as const;
 
-const promptProperties = {
-  name: nameSchema,
-  systemPrompt: { anyOf: [templateText, { type: 'null' }] },
-  userPrompt: { ...templateText, minLength: 1 },
-  temperature: { anyOf: [{ type: 'number', minimum: 0, maximum: 2 }, { type: 'null' }] },
-  attachment: { anyOf: [attachmentSchema, { type: 'null' }] },
-  routingPolicyId: nullableUuid,
-  customGatewayId: nullableUuid,
-  requiresAttachment: { type: 'boolean' },
-  requiresDynamicData: { type: 'boolean' },
-} as const;
+const promptProperties = (limits: TemplateLimit) =>
+  ({
+    name: nameSchema,
+    systemPrompt: { anyOf: [templateText(limits), { type: 'null' }] },
+    userPrompt: { ...templateText(limits), minLength: 1 },
+    temperature: { anyOf: [{ type: 'number', minimum: 0, maximum: 2 }, { type: 'null' }] },
+    attachment: { anyOf: [attachmentSchema, { type: 'null' }] },
+    routingPolicyId: nullableUuid,
+    customGatewayId: nullableUuid,
+    requiresAttachment: { type: 'boolean' },
+    requiresDynamicData: { type: 'boolean' },
+  }) as const;
 
-export const createPromptSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'userPrompt'],
-  properties: {
-    promptId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
-    ...promptProperties,
-  },
-} as const;
+export const createPromptSchema = (limits: TemplateLimit) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'userPrompt'],
+    properties: {
+      promptId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+      ...promptProperties(limits),
+    },
+  }) as const;
 
-export const updatePromptSchema = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: promptProperties,
-} as const;
+export const updatePromptSchema = (limits: TemplateLimit) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: promptProperties(limits),
+  }) as const;
 
 export interface PromptBody {
   promptId?: string;
@@ -89,23 +98,24 @@ export interface RoutingPolicyBody {
   llms: string[];
 }
 
-export const gatewayExecuteSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['prompt'],
-  properties: {
-    prompt: { ...templateText, minLength: 1 },
-    sourcePromptId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
-    temperature: { type: 'number', minimum: 0, maximum: 2 },
-    variables: {
-      type: 'object',
-      maxProperties: 100,
-      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
-      additionalProperties: { type: 'string', maxLength: 100 * 1024 },
+export const gatewayExecuteSchema = (limits: TemplateLimit) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['prompt'],
+    properties: {
+      prompt: { ...templateText(limits), minLength: 1 },
+      sourcePromptId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+      temperature: { type: 'number', minimum: 0, maximum: 2 },
+      variables: {
+        type: 'object',
+        maxProperties: 100,
+        propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+        additionalProperties: { type: 'string', maxLength: 100 * 1024 },
+      },
+      stream: { anyOf: [{ type: 'boolean' }, { enum: ['ndjson', 'sse'] }] },
     },
-    stream: { anyOf: [{ type: 'boolean' }, { enum: ['ndjson', 'sse'] }] },
-  },
-} as const;
+  }) as const;
 
 export interface GatewayExecuteBody {
   prompt: string;

@@ -334,7 +334,7 @@ describe('AG-8 params quirk', () => {
   });
   it('AG-8 k ≤ 100 follows the configured limit', () => {
     const input = withPlaceholder({ type: 'similarity', target: 'question', params: { k: 50 } });
-    expect(messages(input, { maxK: 20 })).toEqual(['Placeholder context: k must be at most 20']);
+    expect(messages(input, { k: 20 })).toEqual(['Placeholder context: k must be at most 20']);
   });
 });
 

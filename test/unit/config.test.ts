@@ -158,6 +158,90 @@ describe('loadConfig', () => {
   });
 });
 
+describe('SPEC §18 limits', () => {
+  it('default to the values of SPEC §18', () => {
+    expect(loadConfig({}).limits).toEqual({
+      templateBytes: 100 * 1024,
+      renderedPromptBytes: 2 * 1024 * 1024,
+      agentMessages: 50,
+      agentPlaceholders: 20,
+      k: 100,
+      fragmentChars: 8000,
+      filterDepth: 8,
+      documentsPerBatch: 1000,
+      chainDepth: 3,
+      chainSteps: 50,
+    });
+  });
+
+  it('reads the values given', () => {
+    const limits = loadConfig({
+      AGENTRY_LIMIT_TEMPLATE_BYTES: '2048',
+      AGENTRY_LIMIT_RENDERED_PROMPT_BYTES: '4096',
+      AGENTRY_LIMIT_AGENT_MESSAGES: '2',
+      AGENTRY_LIMIT_AGENT_PLACEHOLDERS: '3',
+      AGENTRY_LIMIT_K: '10',
+      AGENTRY_LIMIT_FRAGMENT_CHARS: '500',
+      AGENTRY_LIMIT_FILTER_DEPTH: '2',
+      AGENTRY_LIMIT_DOCUMENTS_PER_BATCH: '2',
+      AGENTRY_LIMIT_CHAIN_DEPTH: '1',
+      AGENTRY_LIMIT_CHAIN_STEPS: '2',
+    }).limits;
+    expect(limits).toEqual({
+      templateBytes: 2048,
+      renderedPromptBytes: 4096,
+      agentMessages: 2,
+      agentPlaceholders: 3,
+      k: 10,
+      fragmentChars: 500,
+      filterDepth: 2,
+      documentsPerBatch: 2,
+      chainDepth: 1,
+      chainSteps: 2,
+    });
+  });
+
+  it('a limit out of range is a problem naming the variable and the range', () => {
+    expect(problemsOf({ AGENTRY_LIMIT_CHAIN_DEPTH: '11' })).toEqual([
+      'AGENTRY_LIMIT_CHAIN_DEPTH must be an integer between 1 and 10 (got "11")',
+    ]);
+    expect(problemsOf({ AGENTRY_LIMIT_AGENT_MESSAGES: '0' })).toEqual([
+      'AGENTRY_LIMIT_AGENT_MESSAGES must be an integer between 1 and 1000 (got "0")',
+    ]);
+  });
+
+  it('a template limit above the body limit names both variables', () => {
+    expect(problemsOf({ AGENTRY_BODY_LIMIT_BYTES: '65536', AGENTRY_LIMIT_TEMPLATE_BYTES: '131072' })).toEqual(
+      ['AGENTRY_LIMIT_TEMPLATE_BYTES (131072) must not exceed AGENTRY_BODY_LIMIT_BYTES (65536)'],
+    );
+    // The default template limit (100 KB) checked against a lowered body limit, too.
+    expect(problemsOf({ AGENTRY_BODY_LIMIT_BYTES: '2048' })[0]).toContain('AGENTRY_LIMIT_TEMPLATE_BYTES');
+    expect(
+      loadConfig({ AGENTRY_BODY_LIMIT_BYTES: '2048', AGENTRY_LIMIT_TEMPLATE_BYTES: '2048' }).limits
+        .templateBytes,
+    ).toBe(2048);
+  });
+
+  it('every limit problem is reported at once, with the others', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      AGENTRY_LIMIT_TEMPLATE_BYTES: '10',
+      AGENTRY_LIMIT_K: 'many',
+      AGENTRY_LIMIT_FILTER_DEPTH: '33',
+      AGENTRY_LIMIT_CHAIN_STEPS: '-1',
+      AGENTRY_LIMIT_FRAGMENT_CHARS: '99',
+    });
+    expect(problems).toEqual([
+      'PORT must be an integer between 0 and 65535 (got "eighty")',
+      'AGENTRY_LIMIT_TEMPLATE_BYTES must be an integer between 1024 and 67108864 (got "10")',
+      'AGENTRY_LIMIT_K must be an integer between 1 and 1000 (got "many")',
+      'AGENTRY_LIMIT_FRAGMENT_CHARS must be an integer between 100 and 100000 (got "99")',
+      'AGENTRY_LIMIT_FILTER_DEPTH must be an integer between 1 and 32 (got "33")',
+      'AGENTRY_LIMIT_CHAIN_STEPS must be an integer between 1 and 1000 (got "-1")',
+    ]);
+  });
+});
+
 describe('requireProductionSettings', () => {
   it('lists every missing service setting at once', () => {
     let error: ConfigError | undefined;

@@ -1,5 +1,8 @@
 // SPEC §3 text splitters (LangChain semantics) and the SPEC §18 fragment limit of 8000 characters.
-import { MAX_FRAGMENT_CHARS, splitText } from '../../infra/text-splitters';
+import { DEFAULT_LIMITS } from '../../domain/limits';
+import { splitText } from '../../infra/text-splitters';
+
+const MAX_FRAGMENT_CHARS = DEFAULT_LIMITS.fragmentChars;
 
 const words = (count: number, prefix = 'w'): string =>
   Array.from({ length: count }, (_, i) => `${prefix}${i}`).join(' ');

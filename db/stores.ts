@@ -1,0 +1,54 @@
+// One store per aggregate (DESIGN §2), built together on one knex instance: what the composition
+// roots hand to the API and the activities.
+import type { Knex } from 'knex';
+import type { KeyRing } from '../infra/crypto';
+import { AgentStore } from './agent-store';
+import { ApiKeyStore } from './api-key-store';
+import { ChainStore } from './chain-store';
+import { DocumentStore } from './document-store';
+import { EmbeddingModelStore } from './embedding-model-store';
+import { ExecutionStore } from './execution-store';
+import { FragmentStore } from './fragment-store';
+import { IngestionStore } from './ingestion-store';
+import type { SessionSettings } from './knex';
+import { LlmStore } from './llm-store';
+import { PipelineStore } from './pipeline-store';
+import { PromptStore } from './prompt-store';
+import { RoutingPolicyStore } from './routing-policy-store';
+import { TextSplitterStore } from './text-splitter-store';
+
+export interface Stores {
+  apiKeys: ApiKeyStore;
+  llms: LlmStore;
+  executions: ExecutionStore;
+  agents: AgentStore;
+  embeddingModels: EmbeddingModelStore;
+  textSplitters: TextSplitterStore;
+  pipelines: PipelineStore;
+  documents: DocumentStore;
+  ingestions: IngestionStore;
+  fragments: FragmentStore;
+  prompts: PromptStore;
+  chains: ChainStore;
+  routingPolicies: RoutingPolicyStore;
+}
+
+export function createStores(db: Knex, keyring: KeyRing, session: SessionSettings): Stores {
+  const documents = new DocumentStore(db, keyring);
+  const prompts = new PromptStore(db);
+  return {
+    apiKeys: new ApiKeyStore(db),
+    llms: new LlmStore(db, keyring),
+    executions: new ExecutionStore(db, keyring),
+    agents: new AgentStore(db),
+    embeddingModels: new EmbeddingModelStore(db, keyring),
+    textSplitters: new TextSplitterStore(db),
+    pipelines: new PipelineStore(db),
+    documents,
+    ingestions: new IngestionStore(db, keyring),
+    fragments: new FragmentStore(db, documents, session.efSearch, session),
+    prompts,
+    chains: new ChainStore(db, prompts),
+    routingPolicies: new RoutingPolicyStore(db),
+  };
+}
