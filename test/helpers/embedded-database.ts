@@ -18,14 +18,17 @@ const { PGLiteSocketServer } = require('@electric-sql/pglite-socket');
   const socket = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
   await socket.start();
   process.stdout.write('listening ' + socket.getServerConn() + '\\n');
-  process.on('SIGTERM', () => socket.stop().then(() => db.close()).then(() => process.exit(0)));
+  const stop = () => socket.stop().then(() => db.close()).then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  // Gone with the test process, however that ends: its stdin closes.
+  process.stdin.on('close', stop).resume();
 })().catch((err) => { console.error(err); process.exit(1); });
 `;
 
 export function startEmbeddedDatabase(timeoutMs = 30_000): Promise<TestDatabase> {
   const child = spawn(process.execPath, ['-e', SERVER], {
     cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   const output: string[] = [];
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -10,20 +10,24 @@ import {
   runContent,
   tableColumns,
 } from '../helpers/at-rest';
+import type { TestDatabase } from '../helpers/database';
 import { EMBEDDED_ENV, startEmbeddedDatabase } from '../helpers/embedded-database';
 import { startStack, type Stack } from '../helpers/stack';
 
+let database: TestDatabase;
 let stack: Stack;
 let fake: FakeModelServer;
 
+// PGlite compiles its WebAssembly and migrates on start: slower than a database clone.
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  stack = await startStack({ database: await startEmbeddedDatabase(), env: EMBEDDED_ENV });
+  database = await startEmbeddedDatabase();
+  stack = await startStack({ database, env: EMBEDDED_ENV });
   await runContent(stack.api, fake, 'at-rest-embedded');
-});
+}, 120_000);
 
 afterAll(async () => {
-  await stack?.stop();
+  await (stack ? stack.stop() : database?.drop());
   await fake?.close();
 });
 
