@@ -28,9 +28,15 @@ export interface Stack {
 }
 
 export async function startStack(
-  options: { env?: Record<string, string>; worker?: boolean; logLevel?: string } = {},
+  options: {
+    env?: Record<string, string>;
+    worker?: boolean;
+    logLevel?: string;
+    /** A database of the caller's (e.g. PGlite, test/helpers/embedded-database.ts); dropped by stop. */
+    database?: TestDatabase;
+  } = {},
 ): Promise<Stack> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const env = testEnv(database.url, options.env);
   const logs: string[] = [];
   const sink = new Writable({
