@@ -1,0 +1,271 @@
+// Records the workflow histories that test/integration/replay.test.ts replays (issue 13 item 4):
+// one stack as the integration tests build it (a Temporal dev server, the test database template,
+// the workflow bundle, the fake model server), each scenario run through the API, and every
+// workflow it started (children included) written to test/fixtures/histories/<scenario>.<type>.json
+// in the SDK's history JSON. Payloads stay encrypted with TEST_APPLICATION_SECRET, a test-only
+// secret the replay worker's codec uses too. Run it with `npm run record-histories`
+// (docs/operations.md, "Changing a workflow safely").
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  startFakeModelServer,
+  type FakeBehaviour,
+  type FakeEmbeddingBehaviour,
+  type FakeModelServer,
+} from '../test/fakes/fake-model-server';
+import globalSetup from '../test/helpers/global-setup';
+import globalTeardown from '../test/helpers/global-teardown';
+import { documentsReady, seedPipeline } from '../test/helpers/knowledge';
+import { startStack, type Stack } from '../test/helpers/stack';
+import { until, waitFor } from '../test/helpers/wait';
+
+export const HISTORIES_DIR = path.join(__dirname, '..', 'test', 'fixtures', 'histories');
+
+interface Context {
+  stack: Stack;
+  fake: FakeModelServer;
+  ids: Record<
+    'llm' | 'execLlm' | 'pipeline' | 'agent' | 'referenceAgent' | 'chain' | 'flakyEmbedder',
+    string
+  >;
+}
+
+interface Scenario {
+  name: string;
+  /** How many workflows the scenario starts (children included). */
+  workflows: number;
+  run(ctx: Context): Promise<void>;
+}
+
+const QUESTION = { prompt: { question: 'Which colour?' }, classification: 'public' };
+const agentHeaders = (ctx: Context) => ({ 'x-pipeline-id': ctx.ids.pipeline, 'x-llm-id': ctx.ids.llm });
+const QUERY = { messages: [{ role: 'user', content: 'Say hi' }] };
+
+async function expectStatus(res: Promise<{ status: number; text: string }>, status: number): Promise<void> {
+  const { status: got, text } = await res;
+  if (got !== status) throw new Error(`expected HTTP ${status}, got ${got}: ${text}`);
+}
+
+/** A scenario that scripts the fake model and makes one request answered 200. */
+function request(
+  name: string,
+  workflows: number,
+  scripts: Record<string, FakeBehaviour>,
+  call: (ctx: Context) => [path: string, body: unknown, headers?: Record<string, string>],
+): Scenario {
+  return {
+    name,
+    workflows,
+    run(ctx) {
+      for (const [model, behaviour] of Object.entries(scripts)) ctx.fake.script(model, behaviour);
+      return expectStatus(ctx.stack.api.post(...call(ctx)), 200);
+    },
+  };
+}
+
+function ingestion(
+  name: string,
+  pipeline: 'pipeline' | 'flakyEmbedder',
+  content: string,
+  embeddings: FakeEmbeddingBehaviour = {},
+): Scenario {
+  return {
+    name,
+    workflows: 1,
+    async run(ctx) {
+      ctx.fake.scriptEmbeddings('emb', embeddings);
+      const pipelineId = ctx.ids[pipeline];
+      const doc = await ctx.stack.api.post(`/pipelines/${pipelineId}/documents`, {
+        content,
+        classification: 'public',
+      });
+      await documentsReady(ctx.stack.api, pipelineId, [doc.body.id]);
+    },
+  };
+}
+
+const agent = (ctx: Context, id: 'agent' | 'referenceAgent') =>
+  [`/agents/${ctx.ids[id]}/execute`, QUESTION, agentHeaders(ctx)] as [
+    string,
+    unknown,
+    Record<string, string>,
+  ];
+const gateway = (ctx: Context, prompt: string) =>
+  ['/api/gateway/execute', { prompt }, { 'x-llm-id': ctx.ids.llm }] as [
+    string,
+    unknown,
+    Record<string, string>,
+  ];
+
+const SCENARIOS: Scenario[] = [
+  ingestion('ingestion-success', 'pipeline', 'The sky is blue.'),
+  ingestion('ingestion-retry', 'flakyEmbedder', 'Grass is green.', { failFirst: { count: 1, status: 500 } }),
+  request('agent-success', 1, { m: { text: 'Blue.' } }, (ctx) => agent(ctx, 'agent')),
+  request('agent-retry', 1, { m: { text: 'Blue.', sequence: [{ fail: 500 }, 'ok'] } }, (ctx) =>
+    agent(ctx, 'agent'),
+  ),
+  {
+    name: 'agent-cancel',
+    workflows: 1,
+    async run(ctx) {
+      ctx.fake.script('m', { text: 'word '.repeat(100), deltaDelayMs: 200 });
+      const live = await fetch(`${ctx.stack.url}/agents/${ctx.ids.agent}/execute`, {
+        method: 'POST',
+        headers: ctx.stack.api.headers({ 'content-type': 'application/json', ...agentHeaders(ctx) }),
+        body: JSON.stringify(QUESTION),
+      });
+      const id = live.headers.get('x-agentry-execution-id');
+      await waitFor(() => ctx.fake.requestsFor('m').length === 1, { what: 'the model request' });
+      await expectStatus(ctx.stack.api.delete(`/executions/${id}`), 202);
+      await live.text();
+    },
+  },
+  request('agent-execute-reference', 2, { m: { text: 'Blue.' }, exec: { text: 'Calm.' } }, (ctx) =>
+    agent(ctx, 'referenceAgent'),
+  ),
+  request('llm-query-success', 1, { m: { text: 'Hi.' } }, (ctx) => [`/llms/${ctx.ids.llm}/query`, QUERY]),
+  request('llm-query-retry', 1, { m: { text: 'Hi.', sequence: [{ fail: 429 }, 'ok'] } }, (ctx) => [
+    `/llms/${ctx.ids.llm}/query`,
+    QUERY,
+  ]),
+  request('prompt-execution-success', 1, { m: { text: 'Done.' } }, (ctx) =>
+    gateway(ctx, 'Use {{prompt:rules}}.'),
+  ),
+  request('prompt-execution-execute-reference', 2, { m: { text: 'Done.' }, exec: { text: 'Calm.' } }, (ctx) =>
+    gateway(ctx, 'Forecast: {{prompt:forecast}}.'),
+  ),
+  request('chain-success', 3, { exec: { text: 'Step.' } }, (ctx) => [
+    `/api/v1/chains/${ctx.ids.chain}/execute`,
+    { inputs: {} },
+  ]),
+];
+
+async function setUp(stack: Stack, fake: FakeModelServer): Promise<Context> {
+  const { api } = stack;
+  const llm = async (model: string) =>
+    (await api.post('/llms', { name: `llm-${model}`, endpoint: fake.url, model, api_key: 'k' })).body
+      .id as string;
+  const llmId = await llm('m');
+  const execLlm = await llm('exec');
+  await api.post('/api/v1/prompts', { promptId: 'rules', name: 'Rules', userPrompt: 'Be brief.' });
+  // Two EXECUTE prompts: an answer one scenario cached would not start the other's child.
+  for (const promptId of ['outlook', 'forecast'])
+    await api.post('/api/v1/prompts', {
+      promptId,
+      name: promptId,
+      userPrompt: 'One word.',
+      customGatewayId: execLlm,
+    });
+  const { pipelineId } = await seedPipeline(api, { name: 'kb' });
+  const { pipelineId: flakyEmbedder } = await seedPipeline(api, {
+    name: 'kb-flaky',
+    embeddingModel: {
+      name: 'flaky-embedder',
+      provider: 'openai',
+      size: 8,
+      parameters: { endpoint: fake.url, model: 'emb', api_key: 'k' },
+    },
+  });
+  // One agent answers from the pipeline; the other also runs the `outlook` EXECUTE reference.
+  const createAgent = (name: string, system: string) =>
+    api.post('/agents', {
+      name,
+      prompt: [
+        { role: 'system', template: system },
+        { role: 'user', template: '{context}\n{question}' },
+      ],
+      placeholders: [
+        { name: 'question', type: 'query' },
+        { name: 'context', type: 'similarity', target: 'question', params: { k: 1 } },
+      ],
+    });
+  const agent = await createAgent('colours', 'Be brief.');
+  const referenceAgent = await createAgent('colours-with-outlook', '{{prompt:outlook}}');
+  const chain = await api.post('/api/v1/chains', {
+    name: 'two steps',
+    steps: [
+      { order: 1, promptId: 'outlook', outputVariable: 'first' },
+      { order: 2, promptId: 'outlook' },
+    ],
+  });
+  for (const res of [agent, referenceAgent, chain])
+    if (res.status !== 201) throw new Error(`setup failed: ${res.status} ${res.text}`);
+  return {
+    stack,
+    fake,
+    ids: {
+      llm: llmId,
+      execLlm,
+      pipeline: pipelineId,
+      agent: agent.body.id,
+      referenceAgent: referenceAgent.body.id,
+      chain: chain.body.chainId,
+      flakyEmbedder,
+    },
+  };
+}
+
+/** The closed workflows on the stack's task queue not in `seen`, oldest first, once there are `count`. */
+async function newWorkflows(stack: Stack, seen: Set<string>, count: number) {
+  return until(
+    async () => {
+      const found = [];
+      for await (const wf of stack.temporal.workflow.list({
+        query: `TaskQueue="${stack.env.config.taskQueue}"`,
+      }))
+        if (!seen.has(wf.workflowId)) found.push(wf);
+      const closed = found.filter((wf) => wf.status.name !== 'RUNNING');
+      if (found.length > count) throw new Error(`expected ${count} workflows, found ${found.length}`);
+      return closed.length === count ? closed.sort((a, b) => +a.startTime - +b.startTime) : undefined;
+    },
+    { what: `${count} closed workflows`, timeoutMs: 60_000, intervalMs: 200 },
+  );
+}
+
+async function record(ctx: Context): Promise<string[]> {
+  const seen = new Set<string>();
+  // Only this recorder's files: histories kept from before a patched change (other names) stay.
+  const ours = new Set(SCENARIOS.map((s) => s.name));
+  for (const old of readdirSync(HISTORIES_DIR))
+    if (old.endsWith('.json') && ours.has(old.split('.')[0]!)) rmSync(path.join(HISTORIES_DIR, old));
+  const written: string[] = [];
+  for (const scenario of SCENARIOS) {
+    ctx.fake.reset();
+    await scenario.run(ctx);
+    const workflows = await newWorkflows(ctx.stack, seen, scenario.workflows);
+    const perType = new Map<string, number>();
+    for (const wf of workflows) {
+      seen.add(wf.workflowId);
+      const n = (perType.get(wf.type) ?? 0) + 1;
+      perType.set(wf.type, n);
+      const same = workflows.filter((w) => w.type === wf.type).length;
+      const file = `${scenario.name}.${wf.type}${same > 1 ? `-${n}` : ''}.json`;
+      const history = await ctx.stack.temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      writeFileSync(path.join(HISTORIES_DIR, file), `${historyToJSON(history)}\n`);
+      written.push(file);
+    }
+  }
+  return written;
+}
+
+async function main(): Promise<void> {
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  await globalSetup();
+  const fake = await startFakeModelServer();
+  const stack = await startStack();
+  try {
+    const written = await record(await setUp(stack, fake));
+    console.log(`recorded ${written.length} histories in ${HISTORIES_DIR}:\n${written.join('\n')}`);
+  } finally {
+    await stack.stop();
+    await fake.close();
+    await globalTeardown();
+  }
+}
+
+if (require.main === module)
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
