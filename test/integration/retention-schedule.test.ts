@@ -80,7 +80,11 @@ it('a triggered run deletes the expired content, keeps the rest and the records,
   );
   const result = (await run.result()) as { deleted: number };
   expect(result.deleted).toBeGreaterThanOrEqual(1);
-  expect((await run.describe()).status.name).toBe('COMPLETED');
+  const described = await run.describe();
+  expect(described.status.name).toBe('COMPLETED');
+  expect(await described.staticSummary()).toBe(
+    `content retention sweep (task queue ${stack.env.config.taskQueue})`,
+  );
 
   expect(await payloadRows(expired)).toBe(0);
   expect(await payloadRows(retained)).toBe(1);
