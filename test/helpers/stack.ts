@@ -1,18 +1,18 @@
 // The whole product in the test process (integration tests): runtime on the real services, the
 // API on an ephemeral port and, unless disabled, a worker on the file's own task queue (and so its
 // own content retention schedule, deleted on stop so schedules do not pile up in the dev server).
-import { ScheduleNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { startApi } from '../../api/server';
 import { createLogger } from '../../infra/logger';
-import { retentionScheduleId } from '../../infra/retention-schedule';
 import { connectTemporalClient, createRuntime, type Runtime } from '../../runtime';
 import { startWorker, type WorkerHandle } from '../../start-worker';
 import { testEnv, type TestEnv } from './config';
 import { createTestDatabase, type TestDatabase } from './database';
+import { deleteRetentionSchedule } from './schedules';
 import { Api } from './http';
 import { TEMPORAL_ADDRESS } from './services';
 
@@ -66,20 +66,10 @@ export async function startStack(
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await worker?.stop();
-      if (worker) await deleteSchedule(temporal, retentionScheduleId(env.config.taskQueue));
+      if (worker) await deleteRetentionSchedule(env.config.taskQueue, temporal);
       await (connection ?? temporal.connection).close();
       await rt.close();
       await database.drop();
     },
   };
-}
-
-/** Deletes a schedule; one already gone (a test deleted it) is fine. */
-export async function deleteSchedule(temporal: Client, scheduleId: string): Promise<void> {
-  await temporal.schedule
-    .getHandle(scheduleId)
-    .delete()
-    .catch((err: unknown) => {
-      if (!(err instanceof ScheduleNotFoundError)) throw err;
-    });
 }
