@@ -35,6 +35,7 @@ const HOUSE = {
       'workflows/describe-failure',
       'workflows/retry-policy',
       'workflows/search-attributes',
+      'workflows/user-metadata',
       'runtime',
       'start-worker',
     ],

@@ -1,7 +1,8 @@
 // A worker on a given connection (used by worker.ts, by api/server.ts with
 // AGENTRY_API_RUNS_WORKER, by embedded.ts and the test and bench stacks): activities built from
 // narrow deps, the prebuilt workflow bundle (or the sources), the payload codec, metrics and
-// tracing around every activity, and the sweep that deletes execution content past its retention.
+// tracing around every activity, and the deployment's content retention schedule, ensured at
+// start (infra/retention-schedule.ts).
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { Registry } from 'prom-client';
 import { createActivities } from './activities';
@@ -11,7 +12,8 @@ import {
   temporalWorkflowSinks,
   WORKFLOW_INTERCEPTORS_MODULE,
 } from './infra/telemetry';
-import { dataConverter, type Runtime } from './runtime';
+import { ensureRetentionSchedule } from './infra/retention-schedule';
+import { connectTemporalClient, dataConverter, type Runtime } from './runtime';
 
 export interface WorkerHandle {
   worker: Worker;
@@ -20,8 +22,6 @@ export interface WorkerHandle {
   done: Promise<void>;
   stop(): Promise<void>;
 }
-
-const SWEEP_MS = 60_000;
 
 export async function startWorker(
   rt: Runtime,
@@ -62,13 +62,12 @@ export async function startWorker(
     maxConcurrentWorkflowTaskPolls: config.workflowTaskPolls,
     shutdownGraceTime: '30 seconds',
   });
-  const sweep = setInterval(() => {
-    rt.executions
-      .deleteExpiredPayloads()
-      .catch((err: unknown) => rt.logger.warn({ err }, 'content sweep failed'));
-  }, SWEEP_MS);
-  sweep.unref();
-  const done = worker.run().finally(() => clearInterval(sweep));
+  await ensureRetentionSchedule(await connectTemporalClient(rt, connection), {
+    taskQueue: config.taskQueue,
+    everySeconds: config.contentSweepSeconds,
+    logger: rt.logger,
+  });
+  const done = worker.run();
   return {
     worker,
     metrics: registry,

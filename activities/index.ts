@@ -2,6 +2,7 @@
 import { createBookkeeping, type BookkeepingDeps } from './bookkeeping';
 import { createCallModel, type CallModelDeps } from './call-model';
 import { createChainSteps, type ChainStepDeps } from './chain-steps';
+import { createContentRetention, type ContentRetentionDeps } from './content-retention';
 import { createFinishPromptExecution, type FinishPromptExecutionDeps } from './finish-prompt-execution';
 import { createIngestionActivities, type IngestionDeps } from './ingest-document';
 import { createPlanAgentReferences, type PlanAgentReferencesDeps } from './plan-agent-references';
@@ -21,7 +22,8 @@ export type ActivityDeps = CallModelDeps &
   PlanAgentReferencesDeps &
   RenderPromptExecutionDeps &
   FinishPromptExecutionDeps &
-  ChainStepDeps;
+  ChainStepDeps &
+  ContentRetentionDeps;
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -36,6 +38,7 @@ export function createActivities(deps: ActivityDeps) {
     renderPromptExecution: createRenderPromptExecution(deps),
     finishPromptExecution: createFinishPromptExecution(deps),
     ...createChainSteps(deps),
+    ...createContentRetention(deps),
   };
 }
 

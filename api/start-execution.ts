@@ -1,11 +1,13 @@
 // Starting an execution: the record and its encrypted request content are written first, then
-// the workflow `execution-<id>` starts with ids only and the DX-5 search attributes.
+// the workflow `execution-<id>` starts with ids only, the DX-5 search attributes and a summary
+// of ids and names for the Temporal UI (workflows/user-metadata.ts).
 import type { Client } from '@temporalio/client';
 import type { ExecutionStore, NewExecution } from '../db/execution-store';
 import { Unavailable } from '../domain/errors';
 import { newId } from '../infra/ids';
 import { workflowIdFor, type ExecutionProfiles } from '../workflows/contracts';
 import { SearchAttributes, searchAttributePairs } from '../workflows/search-attributes';
+import { workflowMetadata, type WorkflowLabel } from '../workflows/user-metadata';
 import type { ApiMetrics } from './metrics';
 import type { Logger } from '../infra/logger';
 
@@ -28,6 +30,8 @@ export interface ExecutionStart<Args> {
   workflowType: string;
   args: (ids: { executionId: string; requestPayloadId: string; profiles: ExecutionProfiles }) => Args;
   searchAttributes: Partial<Record<keyof typeof SearchAttributes, string | null | undefined>>;
+  /** The names of the record's agent, pipeline, LLM and chain, for the workflow's summary. */
+  names?: Partial<Record<'agent' | 'pipeline' | 'llm' | 'chain', string>>;
   /**
    * Writes the record and its request content instead of `executions.create`, e.g. inside an
    * admission transaction (CH-4); it must have committed when it resolves.
@@ -57,6 +61,7 @@ export async function startExecution<Args>(
       workflowId,
       args: [start.args({ executionId, requestPayloadId, profiles: deps.profiles })],
       typedSearchAttributes,
+      ...workflowMetadata(labelOf(start.record, start.names ?? {})),
       ...(deps.eagerStart ? { requestEagerStart: true } : {}),
     });
   } catch (err) {
@@ -68,4 +73,26 @@ export async function startExecution<Args>(
   }
   deps.metrics.executionsStarted.inc({ kind: start.record.kind });
   return executionId;
+}
+
+/** The summary label of a record: its kind and the resources it names. */
+function labelOf(
+  record: ExecutionStart<unknown>['record'],
+  names: NonNullable<ExecutionStart<unknown>['names']>,
+): WorkflowLabel {
+  const named = (id: string | null | undefined, name: string | undefined) =>
+    id ? { id, ...(name ? { name } : {}) } : undefined;
+  const agent = named(record.agent_id, names.agent);
+  const pipeline = named(record.pipeline_id, names.pipeline);
+  const llm = named(record.llm_id, names.llm);
+  const chain = named(record.chain_id, names.chain);
+  return {
+    kind: record.kind,
+    ...(agent
+      ? { agent: { ...agent, ...(record.agent_version != null ? { version: record.agent_version } : {}) } }
+      : {}),
+    ...(pipeline ? { pipeline } : {}),
+    ...(llm ? { llm } : {}),
+    ...(chain ? { chain } : {}),
+  };
 }

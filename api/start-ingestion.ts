@@ -1,5 +1,5 @@
 // Starting the ingestion of stored document versions (SPEC §5): one `documentIngestion` workflow
-// per version, started with ids only and the DX-5 pipeline search attribute. A version whose
+// per version, started with ids only, the DX-5 pipeline search attribute and a summary of ids. A version whose
 // workflow cannot start is marked failed and the request answers 503.
 import type { Client } from '@temporalio/client';
 import type { DocumentVersion } from '../db/document-store';
@@ -8,6 +8,7 @@ import { Unavailable } from '../domain/errors';
 import type { Logger } from '../infra/logger';
 import { ingestionWorkflowId, type IngestionProfile } from '../workflows/contracts';
 import { SearchAttributes } from '../workflows/search-attributes';
+import { workflowMetadata } from '../workflows/user-metadata';
 
 export interface StartIngestionDeps {
   logger: Logger;
@@ -25,6 +26,11 @@ export async function startIngestion(deps: StartIngestionDeps, versions: Documen
         workflowId: ingestionWorkflowId(version.versionId),
         args: [{ documentVersionId: version.versionId, profile: deps.ingestion }],
         typedSearchAttributes: [{ key: SearchAttributes.PipelineId, value: version.pipeline_id }],
+        ...workflowMetadata({
+          kind: 'ingestion',
+          pipeline: { id: version.pipeline_id },
+          documentVersionId: version.versionId,
+        }),
       });
     } catch (err) {
       deps.logger.error(

@@ -31,6 +31,8 @@ export interface Config {
   codecCorsOrigins: string[];
   workerMetricsPort: number;
   contentRetentionSeconds: number;
+  /** How often the content retention schedule runs (infra/retention-schedule.ts). */
+  contentSweepSeconds: number;
   traceTtlSeconds: number;
   bodyLimitBytes: number;
   documentBodyLimitBytes: number;
@@ -121,6 +123,7 @@ function read(r: Reader): Config {
       .filter(Boolean),
     workerMetricsPort: r.int('AGENTRY_WORKER_METRICS_PORT', 9464, 0, 65535),
     contentRetentionSeconds: r.int('AGENTRY_CONTENT_RETENTION', 3600, 1),
+    contentSweepSeconds: r.int('AGENTRY_CONTENT_SWEEP_SECONDS', 60, 1, 86_400),
     traceTtlSeconds: r.int('AGENTRY_TRACE_TTL', 3600, 1),
     bodyLimitBytes,
     documentBodyLimitBytes: r.int('AGENTRY_DOCUMENT_BODY_LIMIT_BYTES', 12 * 1024 * 1024, 1024),

@@ -28,11 +28,10 @@ export async function agentExecution(input: AgentExecutionInput): Promise<Execut
     };
     const retrievals: Record<string, FragmentRef[]> = {};
     for (const placeholder of input.retrievalPlaceholders) {
-      retrievals[placeholder] = await steps.retrieveFragments({
-        ...base,
-        pipelineId: input.pipelineId,
-        placeholder,
-      });
+      retrievals[placeholder] = await steps.retrieveFragments.executeWithOptions(
+        { summary: `retrieve context {${placeholder}}` },
+        [{ ...base, pipelineId: input.pipelineId, placeholder }],
+      );
     }
     const nowMs = clockOf(undefined);
     let references = {};

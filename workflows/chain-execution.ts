@@ -6,12 +6,14 @@
 // (CH-4) ends it after the step that passed it. A final activity stores the CH-3 report.
 import { executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { withSummaries } from './activity-proxies';
 import type { ChainExecutionInput, ChainExecutionResult, ChainStatus, ChainStepOutcome } from './contracts';
 import { workflowIdFor, type PromptExecutionInput, type PromptExecutionResult } from './contracts';
 import { describeFailure } from './describe-failure';
 import { recordFailure } from './execution-outcome';
 import { retryPolicy } from './retry-policy';
 import { searchAttributePairs } from './search-attributes';
+import { workflowMetadata } from './user-metadata';
 
 const hex = (n: number): string => uuid4().replace(/-/g, '').slice(0, n);
 
@@ -24,10 +26,15 @@ function chainStatus(outcomes: ChainStepOutcome[], stopped: boolean): ChainStatu
 
 export async function chainExecution(input: ChainExecutionInput): Promise<ChainExecutionResult> {
   const { profiles } = input;
-  const acts = proxyActivities<Pick<Activities, 'prepareChainStep' | 'finishChain'>>({
-    startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
-    retry: retryPolicy(profiles.bookkeeping),
-  });
+  const acts = withSummaries(
+    { prepareChainStep: 'prepare chain step', finishChain: 'record chain outcome' },
+    (summary) =>
+      proxyActivities<Pick<Activities, 'prepareChainStep' | 'finishChain'>>({
+        startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
+        retry: retryPolicy(profiles.bookkeeping),
+        summary,
+      }),
+  );
   const startedMs = workflowInfo().startTime.getTime();
   const outcomes: ChainStepOutcome[] = [];
   let stoppedByError = false;
@@ -85,6 +92,13 @@ export async function chainExecution(input: ChainExecutionInput): Promise<ChainE
             args: [childInput],
             // DX-5: the step carries the chain's ChainId and ApiKeyId.
             typedSearchAttributes: searchAttributePairs({ ChainId: input.chainId, ApiKeyId: input.apiKeyId }),
+            ...workflowMetadata({
+              kind: 'chain_step',
+              chain: { id: input.chainId },
+              step: step.order,
+              prompt: { id: step.promptId },
+              parentExecutionId: input.executionId,
+            }),
           },
         );
         outcomes.push({

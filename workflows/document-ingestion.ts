@@ -3,6 +3,7 @@
 // receives the document version id, never its content.
 import { ApplicationFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { withSummaries } from './activity-proxies';
 import { type DocumentIngestionInput, type IngestionProfile } from './contracts';
 import { retryPolicy } from './retry-policy';
 
@@ -12,20 +13,26 @@ import { retryPolicy } from './retry-policy';
 // local activities when the benchmark shows it pays"; bench/README.md). Calls to an embedding
 // server stay activities: they heartbeat and may be slow or rate limited.
 function activities(profile: IngestionProfile) {
-  const local = proxyLocalActivities<
-    Pick<Activities, 'prepareIngestion' | 'finishIngestion' | 'failIngestion'>
-  >({
-    startToCloseTimeout: profile.startToCloseMs,
-    retry: retryPolicy(profile),
-  });
+  const local = withSummaries(
+    {
+      prepareIngestion: 'split and stage document',
+      finishIngestion: 'make version current',
+      failIngestion: 'record failure',
+    },
+    (summary) =>
+      proxyLocalActivities<Pick<Activities, 'prepareIngestion' | 'finishIngestion' | 'failIngestion'>>({
+        startToCloseTimeout: profile.startToCloseMs,
+        retry: retryPolicy(profile),
+        summary,
+      }),
+  );
   const { embedFragments } = proxyActivities<Pick<Activities, 'embedFragments'>>({
     startToCloseTimeout: profile.startToCloseMs,
     heartbeatTimeout: profile.heartbeatTimeoutMs,
     retry: retryPolicy(profile),
+    summary: 'embed fragments',
   });
-  // The proxies are Proxy objects: pick the functions out (spreading one copies nothing).
-  const { prepareIngestion, finishIngestion, failIngestion } = local;
-  return { prepareIngestion, embedFragments, finishIngestion, failIngestion };
+  return { ...local, embedFragments };
 }
 
 function reason(err: unknown): string {

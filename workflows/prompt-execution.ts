@@ -25,15 +25,18 @@ async function callRouted(
   const { callModel } = modelActivities(input.profiles);
   for (const [i, llmId] of llmIds.entries()) {
     try {
-      const result = await callModel({
-        executionId: input.executionId,
-        llmId,
-        requestPayloadId: call.requestPayloadId,
-        noProgressMs: input.profiles.llm.noProgressMs,
-        attemptOffset: i * input.profiles.llm.maximumAttempts,
-        ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
-        ...(call.doneExtraPayloadId ? { doneExtraPayloadId: call.doneExtraPayloadId } : {}),
-      });
+      const result = await callModel(
+        {
+          executionId: input.executionId,
+          llmId,
+          requestPayloadId: call.requestPayloadId,
+          noProgressMs: input.profiles.llm.noProgressMs,
+          attemptOffset: i * input.profiles.llm.maximumAttempts,
+          ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+          ...(call.doneExtraPayloadId ? { doneExtraPayloadId: call.doneExtraPayloadId } : {}),
+        },
+        { index: i, of: llmIds.length },
+      );
       return { ...result, llmId };
     } catch (err) {
       const failure = describeFailure(err);

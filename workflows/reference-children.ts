@@ -11,6 +11,7 @@ import {
   type Usage,
 } from './contracts';
 import { searchAttributePairs } from './search-attributes';
+import { workflowMetadata } from './user-metadata';
 
 export async function runReferenceChildren(
   parent: { executionId: string; apiKeyId: string; nowMs: number; profiles: ExecutionProfiles },
@@ -37,6 +38,11 @@ export async function runReferenceChildren(
       workflowId: workflowIdFor(child.executionId),
       args: [input],
       typedSearchAttributes: searchAttributePairs({ ApiKeyId: parent.apiKeyId }),
+      ...workflowMetadata({
+        kind: 'reference',
+        prompt: { id: child.promptId },
+        parentExecutionId: parent.executionId,
+      }),
     });
     done[child.slot] = child.executionId;
     addUsage(usage, result.totalUsage ?? result.usage);

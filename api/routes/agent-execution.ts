@@ -183,6 +183,7 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
             LlmId: llm.id,
             ApiKeyId: principal.keyId,
           },
+          names: { agent: agent.name, pipeline: pipeline.name, llm: llm.name },
         });
       // DX-4: a repeat of the same request under the same Idempotency-Key attaches to its execution.
       const fingerprint = [req.body, pipeline.id, llm.id];

@@ -154,6 +154,7 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
           profiles,
         }),
         searchAttributes: { ChainId: chain.id, ApiKeyId: apiKeyId },
+        names: { chain: chain.name },
       });
     } catch (err) {
       // Admitted but not started (the database or Temporal failed): the rate point is given back.

@@ -167,6 +167,7 @@ export function llmRoutes(routes: RouteRegistry, deps: LlmRouteDeps): Router {
           ...(req.body.temperature !== undefined ? { temperature: req.body.temperature } : {}),
         }),
         searchAttributes: { LlmId: llm.id, ApiKeyId: principal.keyId },
+        names: { llm: llm.name },
       });
       await respondWithExecution(deps, req, res, executionId, formatOf(req.body.stream));
     },

@@ -7,6 +7,7 @@ import { testEnv } from '../helpers/config';
 import { createTestDatabase, type TestDatabase } from '../helpers/database';
 import { Api, answerOf, parseNdjson } from '../helpers/http';
 import { startApiProcess, type Child } from '../helpers/processes';
+import { deleteRetentionSchedule } from '../helpers/schedules';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
 import { waitFor } from '../helpers/wait';
 
@@ -15,11 +16,13 @@ let api: Child;
 let fake: FakeModelServer;
 let admin: Api;
 let temporal: Client;
+let taskQueue: string;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
   database = await createTestDatabase();
   const env = testEnv(database.url, { AGENTRY_API_RUNS_WORKER: 'true' });
+  taskQueue = env.config.taskQueue;
   api = await startApiProcess(env.env);
   admin = new Api(`http://127.0.0.1:${api.port}`, { id: env.adminKeyId, secret: env.adminKeySecret });
   temporal = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
@@ -27,6 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.kill('SIGTERM');
+  if (temporal) await deleteRetentionSchedule(taskQueue, temporal);
   await temporal?.connection.close();
   await database?.drop();
   await fake?.close();

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { testEnv, type TestEnv } from './config';
 import { createTestDatabase, type TestDatabase } from './database';
 import { Api } from './http';
+import { deleteRetentionSchedule } from './schedules';
 import { ROOT } from './services';
 
 /** The built code the children run; AGENTRY_TEST_DIST points a run at its own build. */
@@ -134,6 +135,7 @@ export async function startProcessStack(overrides: Record<string, string> = {}):
     },
     async stop() {
       await Promise.all([terminate(stack.api), ...stack.workers.map((w) => terminate(w))]);
+      await deleteRetentionSchedule(env.config.taskQueue);
       await database.drop();
     },
   };

@@ -1,5 +1,6 @@
 // The whole product in the test process (integration tests): runtime on the real services, the
-// API on an ephemeral port and, unless disabled, a worker on the file's own task queue.
+// API on an ephemeral port and, unless disabled, a worker on the file's own task queue (and so its
+// own content retention schedule, deleted on stop so schedules do not pile up in the dev server).
 import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Server } from 'node:http';
@@ -11,6 +12,7 @@ import { connectTemporalClient, createRuntime, type Runtime } from '../../runtim
 import { startWorker, type WorkerHandle } from '../../start-worker';
 import { testEnv, type TestEnv } from './config';
 import { createTestDatabase, type TestDatabase } from './database';
+import { deleteRetentionSchedule } from './schedules';
 import { Api } from './http';
 import { TEMPORAL_ADDRESS } from './services';
 
@@ -70,6 +72,7 @@ export async function startStack(
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await worker?.stop();
+      if (worker) await deleteRetentionSchedule(env.config.taskQueue, temporal);
       await (connection ?? temporal.connection).close();
       await rt.close();
       await database.drop();
