@@ -14,6 +14,7 @@ import {
   type FakeEmbeddingBehaviour,
   type FakeModelServer,
 } from '../test/fakes/fake-model-server';
+import { RETENTION_WORKFLOW_TYPE, retentionScheduleId } from '../infra/retention-schedule';
 import globalSetup from '../test/helpers/global-setup';
 import globalTeardown from '../test/helpers/global-teardown';
 import { documentsReady, seedPipeline } from '../test/helpers/knowledge';
@@ -35,6 +36,8 @@ interface Scenario {
   name: string;
   /** How many workflows the scenario starts (children included). */
   workflows: number;
+  /** The scenario records runs of the retention schedule (every other scenario leaves them out). */
+  retention?: true;
   run(ctx: Context): Promise<void>;
 }
 
@@ -135,6 +138,14 @@ const SCENARIOS: Scenario[] = [
   request('prompt-execution-execute-reference', 2, { m: { text: 'Done.' }, exec: { text: 'Calm.' } }, (ctx) =>
     gateway(ctx, 'Forecast: {{prompt:forecast}}.'),
   ),
+  {
+    name: 'content-retention',
+    workflows: 1,
+    retention: true,
+    // The deployment's schedule starts the sweep; a triggered run is recorded like a timed one.
+    run: (ctx) =>
+      ctx.stack.temporal.schedule.getHandle(retentionScheduleId(ctx.stack.env.config.taskQueue)).trigger(),
+  },
   request('chain-success', 3, { exec: { text: 'Step.' } }, (ctx) => [
     `/api/v1/chains/${ctx.ids.chain}/execute`,
     { inputs: {} },
@@ -207,14 +218,14 @@ async function setUp(stack: Stack, fake: FakeModelServer): Promise<Context> {
 }
 
 /** The closed workflows on the stack's task queue not in `seen`, oldest first, once there are `count`. */
-async function newWorkflows(stack: Stack, seen: Set<string>, count: number) {
+async function newWorkflows(stack: Stack, seen: Set<string>, count: number, retention: boolean) {
   return until(
     async () => {
       const found = [];
       for await (const wf of stack.temporal.workflow.list({
         query: `TaskQueue="${stack.env.config.taskQueue}"`,
       }))
-        if (!seen.has(wf.workflowId)) found.push(wf);
+        if (!seen.has(wf.workflowId) && (wf.type === RETENTION_WORKFLOW_TYPE) === retention) found.push(wf);
       const closed = found.filter((wf) => wf.status.name !== 'RUNNING');
       if (found.length > count) throw new Error(`expected ${count} workflows, found ${found.length}`);
       return closed.length === count ? closed.sort((a, b) => +a.startTime - +b.startTime) : undefined;
@@ -233,7 +244,7 @@ async function record(ctx: Context): Promise<string[]> {
   for (const scenario of SCENARIOS) {
     ctx.fake.reset();
     await scenario.run(ctx);
-    const workflows = await newWorkflows(ctx.stack, seen, scenario.workflows);
+    const workflows = await newWorkflows(ctx.stack, seen, scenario.workflows, scenario.retention ?? false);
     const perType = new Map<string, number>();
     for (const wf of workflows) {
       seen.add(wf.workflowId);
@@ -253,7 +264,8 @@ async function main(): Promise<void> {
   mkdirSync(HISTORIES_DIR, { recursive: true });
   await globalSetup();
   const fake = await startFakeModelServer();
-  const stack = await startStack();
+  // Timed sweeps would land among the scenarios' workflows: only the triggered one is recorded.
+  const stack = await startStack({ env: { AGENTRY_CONTENT_SWEEP_SECONDS: '86400' } });
   try {
     const written = await record(await setUp(stack, fake));
     console.log(`recorded ${written.length} histories in ${HISTORIES_DIR}:\n${written.join('\n')}`);
