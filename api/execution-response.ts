@@ -37,6 +37,19 @@ export interface ExecutionResponseDeps {
 const READ_BLOCK_MS = 1000;
 const SSE_PING_MS = 15_000;
 
+/** A traced execution's trace id, and whether its trace is stored yet (EX-5 stores it first). */
+export interface TraceHeader {
+  traceId: string;
+  stored(): Promise<boolean>;
+}
+
+const TRACE_HEADER = 'x-foundation4ai-tracing-id';
+
+/** Sets the trace id header when the trace was stored (a failure before EX-5 stored none). */
+async function setTraceHeader(res: Response, trace: TraceHeader | undefined): Promise<void> {
+  if (trace && (await trace.stored())) res.set(TRACE_HEADER, trace.traceId);
+}
+
 export const CONTENT_TYPES: Record<Exclude<StreamFormat, 'text'>, string> = {
   ndjson: 'application/x-ndjson',
   sse: 'text/event-stream',
@@ -53,15 +66,15 @@ export async function respondWithExecution(
   res: Response,
   executionId: string,
   format: StreamFormat,
-  /** Headers that only a successful response carries (e.g. the trace id, set once stored). */
-  successHeaders: Record<string, string> = {},
+  /** SPEC §9.4: the trace id header, on the answer and on a failure after the trace was stored. */
+  trace?: TraceHeader,
   /** DX-2: a re-attaching client already has the events up to this seq. */
   afterSeq = 0,
 ): Promise<void> {
   res.set('x-agentry-execution-id', executionId);
   const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
   if (format === 'text')
-    return respondWithText(deps, res, handle.result() as Promise<ExecutionResult>, successHeaders);
+    return respondWithText(deps, res, handle.result() as Promise<ExecutionResult>, trace);
 
   let gone = res.destroyed;
   res.on('close', () => (gone = true));
@@ -77,13 +90,15 @@ export async function respondWithExecution(
   if (gone) return;
   const early = held.find((e) => e.type === 'error');
   if (early && early.type === 'error' && !reader.sequencer.started) {
+    await setTraceHeader(res, trace);
     sendFailure(res, early.status, early.detail);
     return;
   }
 
   res.status(200);
+  // The model answered, so the trace stored before its call is there (EX-5).
+  if (trace) res.set(TRACE_HEADER, trace.traceId);
   res.set({
-    ...successHeaders,
     'Content-Type': CONTENT_TYPES[format],
     'Cache-Control': 'no-cache',
     'X-Accel-Buffering': 'no',
@@ -129,13 +144,14 @@ async function respondWithText(
   deps: ExecutionResponseDeps,
   res: Response,
   result: Promise<ExecutionResult>,
-  successHeaders: Record<string, string>,
+  trace: TraceHeader | undefined,
 ): Promise<void> {
   let outcome: ExecutionResult;
   try {
     outcome = await result;
   } catch (err) {
     const failure = describeFailure(err instanceof WorkflowFailedError ? err.cause : err);
+    await setTraceHeader(res, trace);
     sendFailure(res, failure.status, failure.detail);
     return;
   }
@@ -144,7 +160,8 @@ async function respondWithText(
     res.status(410).json({ detail: 'The answer is no longer retained' });
     return;
   }
-  res.status(200).set(successHeaders).type('text/plain; charset=utf-8').send(answer.text);
+  if (trace) res.set(TRACE_HEADER, trace.traceId);
+  res.status(200).type('text/plain; charset=utf-8').send(answer.text);
 }
 
 /**

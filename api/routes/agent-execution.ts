@@ -201,7 +201,12 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
         res,
         executionId,
         formatOf(body.stream),
-        tracingId ? { 'x-foundation4ai-tracing-id': tracingId } : {},
+        tracingId
+          ? {
+              traceId: tracingId,
+              stored: async () => (await deps.traces.get(tracingId, principal.keyId)) !== null,
+            }
+          : undefined,
       );
     },
   );

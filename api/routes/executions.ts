@@ -170,7 +170,7 @@ export function executionRoutes(routes: RouteRegistry, deps: ExecutionRouteDeps)
       const after = resumeAfter(req);
       const relayGone =
         record.status !== 'running' && (await deps.relay.read(record.id, RELAY_START, 0)).length === 0;
-      if (!relayGone) return respondWithExecution(deps, req, res, record.id, format, {}, after);
+      if (!relayGone) return respondWithExecution(deps, req, res, record.id, format, undefined, after);
       const events = archivedEvents(record, await answerOf(record), after);
       res.status(200).set({
         'x-agentry-execution-id': record.id,

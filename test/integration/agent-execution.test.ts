@@ -203,7 +203,7 @@ describe('§9.3 execution', () => {
     expect(fake.requests[0]!.body).toMatchObject({ temperature: 0.2 });
   });
 
-  it('EX-5: the trace is stored before the model call: readable after the model refused the request', async () => {
+  it('EX-5, §9.4: the trace is stored before the model call: readable after the model refused the request, whose 502 names it', async () => {
     // A 400 is not retried (LLM-3): the one model call fails and the execution ends with it.
     fake.script('m', { failFirst: { count: 1, status: 400, message: 'bad request' } });
     const res = await execute({
@@ -214,11 +214,12 @@ describe('§9.3 execution', () => {
     // EX-7: the failure came before the first byte, so it is the response's status.
     expect(res.status).toBe(502);
     expect(fake.requestsFor('m')).toHaveLength(1);
-    // The error response carries no trace header; the execution record names the trace (DX-1).
+    // §9.4: the trace was stored, so the error response names it, as the execution record does.
     const record = await stack.api.get(`/executions/${res.headers.get('x-agentry-execution-id')}`);
     expect(record.status).toBe(200);
     const traceId = record.body.trace_id;
     expect(traceId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get('x-foundation4ai-tracing-id')).toBe(traceId);
     const trace = await stack.api.get(`/tracing/${traceId}`);
     expect(trace.status).toBe(200);
     expect(trace.body.inputs).toEqual({ question: 'When does the cafeteria open?' });
