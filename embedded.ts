@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { startApi } from './api/server';
 import { loadConfig } from './infra/config';
+import { KeyRing } from './infra/crypto';
 import { newId } from './infra/ids';
 import { createLogger, temporalLogger } from './infra/logger';
 import { installTemporalMetrics } from './infra/temporal-metrics';
@@ -137,7 +138,10 @@ async function main(): Promise<void> {
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
   let uiPort: number | undefined;
   if (!temporalAddress) {
-    const temporal = await startTemporal(stateDir, `http://127.0.0.1:${port}/temporal-codec`);
+    // The UI decodes through the capability URL (DX-6); the secret of the config below wins.
+    const secret = process.env.AGENTRY_APPLICATION_SECRET || secrets.applicationSecret;
+    const capability = new KeyRing(secret).codecCapability();
+    const temporal = await startTemporal(stateDir, `http://127.0.0.1:${port}/temporal-codec/${capability}`);
     temporalAddress = temporal.address;
     uiPort = temporal.uiPort;
     stops.push(() => stopProcess(temporal.pid));

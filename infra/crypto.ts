@@ -18,13 +18,16 @@ export type Purpose =
   | 'trace'
   | 'relay'
   | 'temporal-payload'
-  | 'cursor';
+  | 'cursor'
+  | 'codec-capability';
 
 const VERSION = 1;
 const KEY_ID_BYTES = 8;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const HEADER_BYTES = 1 + KEY_ID_BYTES + IV_BYTES + TAG_BYTES;
+
+const CODEC_CAPABILITY_LABEL = 'temporal-ui-codec';
 
 interface DerivedKey {
   key: Buffer;
@@ -91,6 +94,23 @@ export class KeyRing {
   /** HMAC under the current secret (what gets stored). */
   hmac(purpose: Purpose, data: string): Buffer {
     return createHmac('sha256', this.keys(purpose)[0]!.key).update(data).digest();
+  }
+
+  /**
+   * The secret path segment of the Temporal UI's codec endpoint (DX-6): an HMAC under the
+   * `codec-capability` key, base64url. Anyone holding it can decode history, like an admin key.
+   */
+  codecCapability(): string {
+    return this.hmac('codec-capability', CODEC_CAPABILITY_LABEL).toString('base64url');
+  }
+
+  /** Whether `candidate` is the codec capability of the current or the previous secret. */
+  verifyCodecCapability(candidate: string): boolean {
+    const raw = Buffer.from(candidate, 'base64url');
+    return (
+      raw.toString('base64url') === candidate &&
+      this.verifyHmac('codec-capability', CODEC_CAPABILITY_LABEL, raw)
+    );
   }
 
   /** Constant-time check against the current and the previous secret. */

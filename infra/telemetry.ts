@@ -86,8 +86,11 @@ export function startTelemetry(serviceName: string, env: Env = process.env): boo
     logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req: IncomingMessage) =>
-          UNTRACED_PATHS.has((req.url ?? '').split('?')[0] ?? ''),
+        // The codec server's capability URLs carry a secret in the path (DX-6): never in a span.
+        ignoreIncomingRequestHook: (req: IncomingMessage) => {
+          const path = (req.url ?? '').split('?')[0] ?? '';
+          return UNTRACED_PATHS.has(path) || path.startsWith('/temporal-codec/');
+        },
         // Outgoing calls without a parent (Temporal gRPC polls use http2, but fetches from
         // background timers would be orphans) are not traced.
         requireParentforOutgoingSpans: true,

@@ -9,6 +9,7 @@ bash scripts/ensure-deps.sh
 bash scripts/ensure-postgres.sh
 bash scripts/ensure-redis.sh
 bash scripts/ensure-temporal.sh >/dev/null
+bash scripts/ensure-chromium.sh >/dev/null
 
 echo "== typecheck" >&2
 npx tsc -p tsconfig.json --noEmit

@@ -1,6 +1,7 @@
 // DX-6 codec server for the Temporal UI: `POST /temporal-codec/encode|decode` over the same
-// payload codec as client and worker. Admin only (`Authorization: Bearer <key id>.<secret>`),
-// with CORS for the configured UI origins.
+// payload codec as client and worker. Two ways in: an admin key (`Authorization: Bearer <key
+// id>.<secret>`, for the CLI), or the capability URL `/temporal-codec/<capability>/…` that the UI
+// is configured with (the UI cannot send our header). CORS for the configured UI origins only.
 import express, { Router, type RequestHandler } from 'express';
 import type { Payload } from '@temporalio/common';
 import { Forbidden, InvalidInput } from '../../domain/errors';
@@ -71,24 +72,36 @@ export function codecRoutes(deps: CodecRouteDeps): Router {
     next();
   };
 
+  // A wrong capability is a failed authentication like a wrong key (AUTH-6), and decodes nothing.
+  const capability: RequestHandler = async (req, _res, next) => {
+    if (!deps.keyring.verifyCodecCapability(String(req.params.capability)))
+      return refuseAuthentication(deps, clientAddress(req));
+    next();
+  };
+
   router.use('/temporal-codec', cors);
   for (const op of ['encode', 'decode'] as const) {
-    router.post(`/temporal-codec/${op}`, adminOnly, express.json({ limit: '4mb' }), async (req, res) => {
-      const payloads = (req.body as { payloads?: unknown })?.payloads;
-      if (!Array.isArray(payloads) || !payloads.every(isJsonPayload))
-        throw new InvalidInput('Body must be {"payloads": [{"metadata": {...}, "data": "<base64>"}, ...]}');
-      const input = payloads.map(fromJson);
-      let output: Payload[];
-      try {
-        output = op === 'encode' ? await deps.codec.encode(input) : await deps.codec.decode(input);
-      } catch (err) {
-        // A payload that does not decrypt (tampered, or another application secret) is bad input.
-        if (err instanceof DecryptionError)
-          throw new InvalidInput(`Payload cannot be decoded: ${err.message}`);
-        throw err;
-      }
-      res.json({ payloads: output.map(toJson) });
-    });
+    const paths: [string, RequestHandler][] = [
+      [`/temporal-codec/${op}`, adminOnly],
+      [`/temporal-codec/:capability/${op}`, capability],
+    ];
+    for (const [path, authorise] of paths)
+      router.post(path, authorise, express.json({ limit: '4mb' }), async (req, res) => {
+        const payloads = (req.body as { payloads?: unknown })?.payloads;
+        if (!Array.isArray(payloads) || !payloads.every(isJsonPayload))
+          throw new InvalidInput('Body must be {"payloads": [{"metadata": {...}, "data": "<base64>"}, ...]}');
+        const input = payloads.map(fromJson);
+        let output: Payload[];
+        try {
+          output = op === 'encode' ? await deps.codec.encode(input) : await deps.codec.decode(input);
+        } catch (err) {
+          // A payload that does not decrypt (tampered, or another application secret) is bad input.
+          if (err instanceof DecryptionError)
+            throw new InvalidInput(`Payload cannot be decoded: ${err.message}`);
+          throw err;
+        }
+        res.json({ payloads: output.map(toJson) });
+      });
   }
   return router;
 }

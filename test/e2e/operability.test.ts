@@ -4,6 +4,7 @@
 // workflow and its activities in one trace, with no prompt or answer text in any attribute.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { KeyRing } from '../../infra/crypto';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import type { Api } from '../helpers/http';
 import { parseNdjson } from '../helpers/http';
@@ -354,6 +355,23 @@ describe('§16 OpenTelemetry traces (OTEL_* set)', () => {
     expect(
       receiver.spans.some((s) => attribute(s, 'http.route') === '/readyz' || s.name.includes('/readyz')),
     ).toBe(false);
+
+    // The codec's capability URL carries a secret in its path (DX-6): its requests are not traced.
+    const capability = new KeyRing(stack.env.config.applicationSecret!).codecCapability();
+    for (const cap of [capability, capability.slice(1)]) {
+      const res = await fetch(`http://127.0.0.1:${stack.api.port}/temporal-codec/${cap}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payloads: [] }),
+      });
+      expect(res.status).toBe(cap === capability ? 200 : 401);
+    }
+    expect((await stack.admin.get('/llms', { 'x-request-id': 'ops-after-codec' })).status).toBe(200);
+    await waitFor(() => requestSpan('ops-after-codec') !== undefined, {
+      what: 'the span of the request after the codec calls',
+    });
+    expect(receiver.raw.join('\n')).not.toContain(capability.slice(1));
+    expect(receiver.spans.some((s) => JSON.stringify(s).includes('temporal-codec'))).toBe(false);
 
     const exported = receiver.raw.join('\n');
     for (const text of [

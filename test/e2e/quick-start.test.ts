@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { KeyRing } from '../../infra/crypto';
 import { freeLoopbackPort } from '../../infra/temporal-metrics';
 import {
   accepts,
@@ -48,6 +49,7 @@ afterAll(async () => {
 
 const secrets = () =>
   JSON.parse(readFileSync(path.join(stateDir, 'secrets.json'), 'utf8')) as {
+    applicationSecret: string;
     adminKeyId: string;
     adminKeySecret: string;
   };
@@ -97,6 +99,30 @@ describe('the quick start (npm start)', () => {
       expect(output.match(/x-api-key: /g)).toHaveLength(1);
       expect(output).toContain(`  x-api-key: ${adminKeyId}\n  x-api-key-secret: ${adminKeySecret}`);
       expect(output.split(adminKeySecret)).toHaveLength(2);
+    },
+    START_DEADLINE_MS + 10_000,
+  );
+
+  it(
+    'DX-6: its Temporal UI decodes through the capability URL, which the output never shows',
+    async () => {
+      const output = running!.output();
+      const uiUrl = /^Temporal UI: (http:\S+)$/m.exec(output)![1]!;
+      const { applicationSecret } = secrets();
+      const capability = new KeyRing(applicationSecret).codecCapability();
+      // The UI's own settings, as the browser loads them.
+      const settings = (await (await fetch(`${uiUrl}/api/v1/settings`)).json()) as {
+        Codec: { Endpoint: string };
+      };
+      expect(settings.Codec.Endpoint).toBe(`http://127.0.0.1:${port}/temporal-codec/${capability}`);
+      expect(output).not.toContain(capability);
+      const res = await fetch(`${settings.Codec.Endpoint}/decode`, {
+        method: 'POST',
+        headers: { origin: uiUrl, 'content-type': 'application/json', 'x-namespace': 'default' },
+        body: JSON.stringify({ payloads: [] }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe(uiUrl);
     },
     START_DEADLINE_MS + 10_000,
   );

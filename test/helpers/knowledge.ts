@@ -65,3 +65,20 @@ export async function seedPipeline(
   }
   return { pipelineId, embeddingModelId: model.body.id as string };
 }
+
+/** The usual retrieval agent: a query placeholder and one similarity placeholder over it (k = 1). */
+export async function createRetrievalAgent(api: Api, name: string): Promise<string> {
+  const agent = await api.post('/agents', {
+    name,
+    prompt: [
+      { role: 'system', template: 'Answer from the context.' },
+      { role: 'user', template: '{context}\nQuestion: {question}' },
+    ],
+    placeholders: [
+      { name: 'question', type: 'query' },
+      { name: 'context', type: 'similarity', target: 'question', params: { k: 1 } },
+    ],
+  });
+  if (agent.status !== 201) throw new Error(`creating agent ${name}: ${agent.status} ${agent.text}`);
+  return agent.body.id as string;
+}

@@ -52,7 +52,8 @@ export async function startStack(
   let connection: NativeConnection | undefined;
   let worker: WorkerHandle | undefined;
   if (options.worker !== false) {
-    connection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
+    // TEMPORAL_ADDRESS unless the caller's env names another dev server (the browser test's).
+    connection = await NativeConnection.connect({ address: env.config.temporalAddress ?? TEMPORAL_ADDRESS });
     worker = await startWorker(rt, connection);
   }
   // As in `npm start`: with a worker here, the client shares its connection and starts eagerly.

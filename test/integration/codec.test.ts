@@ -1,5 +1,7 @@
-// DX-6 codec server for the Temporal UI: admin-only Bearer authorisation, encode/decode round
-// trip with the product's payload codec, and CORS for the configured UI origins only.
+// DX-6 codec server for the Temporal UI: admin-only Bearer authorisation, the capability URL the
+// UI is configured with (its exact requests replayed), encode/decode round trip with the
+// product's payload codec, and CORS for the configured UI origins only.
+import { KeyRing } from '../../infra/crypto';
 import { startStack, type Stack } from '../helpers/stack';
 
 let stack: Stack;
@@ -164,6 +166,100 @@ describe('DX-6 codec server', () => {
     expect(denied.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
     const foreign = await codec('decode', plain, { authorization: admin, origin: 'https://evil.example' });
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('DX-6 capability URL (what the Temporal UI calls)', () => {
+  const capability = (): string => stack.rt.keyring.codecCapability();
+
+  // What the UI (2.x, src/lib/services/data-encoder.ts) sends: `fetch(endpoint + '/decode')`, POST,
+  // headers Content-Type: application/json and X-Namespace, no Authorization (passAccessToken off),
+  // cross-origin, so the browser first sends a preflight for those two headers.
+  async function asTheUi(cap: string, body: unknown, address = '203.0.113.9') {
+    const url = `${stack.url}/temporal-codec/${cap}/decode`;
+    const preflight = await fetch(url, {
+      method: 'OPTIONS',
+      headers: {
+        origin: UI_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-namespace',
+        'x-forwarded-for': address,
+      },
+    });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        origin: UI_ORIGIN,
+        'content-type': 'application/json',
+        'x-namespace': 'default',
+        'x-forwarded-for': address,
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { preflight, status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  it("DX-6: the UI's preflight and decode request through the capability URL get decoded payloads", async () => {
+    const encoded = await codec('encode', plain, { authorization: admin });
+    const res = await asTheUi(capability(), encoded.body);
+    expect(res.preflight.status).toBe(204);
+    expect(res.preflight.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
+    expect(res.preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    const allowed = res.preflight.headers.get('access-control-allow-headers')!.toLowerCase();
+    for (const h of ['content-type', 'x-namespace']) expect(allowed).toContain(h);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
+    expect(res.body).toEqual(plain);
+    // The capability's own encode, for the UI's forms (signal/start input).
+    const again = await fetch(`${stack.url}/temporal-codec/${capability()}/encode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(plain),
+    });
+    expect(again.status).toBe(200);
+    const [payload] = ((await again.json()) as typeof plain).payloads;
+    expect(Buffer.from(payload!.metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
+  });
+
+  it('DX-6/AUTH-6: nothing decodes without the capability; each wrong one is a counted failed authentication', async () => {
+    const encoded = await codec('encode', plain, { authorization: admin });
+    const cap = capability();
+    const address = '203.0.113.10';
+    const wrong = [
+      new KeyRing('another-application-secret-0123456789abcdef').codecCapability(),
+      cap.slice(0, -1),
+      `${cap}A`,
+      `${cap.slice(0, -1)}${cap.endsWith('A') ? 'B' : 'A'}`,
+      Buffer.from(cap, 'base64url').toString('hex'),
+      'x',
+    ];
+    for (const attempt of wrong) {
+      const res = await asTheUi(attempt, encoded.body, address);
+      expect({ attempt, status: res.status }).toEqual({ attempt, status: 401 });
+      expect(res.body).toEqual({ detail: 'Invalid API key' });
+      expect(JSON.stringify(res.body)).not.toContain(b64('{"a":1}'));
+    }
+    expect((await stack.rt.failureLimiter.get(address))?.consumedPoints).toBe(wrong.length);
+    // The UI's request without any capability hits the admin-only endpoint: refused too.
+    const bare = await fetch(`${stack.url}/temporal-codec/decode`, {
+      method: 'POST',
+      headers: { origin: UI_ORIGIN, 'content-type': 'application/json', 'x-namespace': 'default' },
+      body: JSON.stringify(encoded.body),
+    });
+    expect(bare.status).toBe(401);
+    // An admin key in place of the capability is not a capability.
+    const keyAsPath = await asTheUi(`${stack.env.adminKeyId}.${stack.env.adminKeySecret}`, encoded.body);
+    expect(keyAsPath.status).toBe(401);
+  });
+
+  it('AUTH-6: past the failed-authentication limit a wrong capability gets 429, the right one still decodes', async () => {
+    const address = '203.0.113.11';
+    await stack.rt.failureLimiter.penalty(address, 100);
+    const wrong = await asTheUi(capability().slice(1), plain, address);
+    expect(wrong.status).toBe(429);
+    expect(wrong.body.payloads).toBeUndefined();
+    expect((await asTheUi(capability(), plain, address)).status).toBe(200);
   });
 });
 

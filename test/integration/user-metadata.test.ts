@@ -8,7 +8,7 @@ import { temporal as proto } from '@temporalio/proto';
 import { ENCRYPTED_ENCODING } from '../../infra/payload-codec';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { answerOf, parseNdjson } from '../helpers/http';
-import { seedPipeline } from '../helpers/knowledge';
+import { createRetrievalAgent, seedPipeline } from '../helpers/knowledge';
 import { startStack, type Stack } from '../helpers/stack';
 
 const EventType = proto.api.enums.v1.EventType;
@@ -70,21 +70,10 @@ function expectNoContent(texts: (string | undefined)[]): void {
 }
 
 it('an agent execution: its summary names the agent and version, pipeline and LLM, its details their ids, and its timeline reads retrieve, render, call model, record', async () => {
-  const agent = await stack.api.post('/agents', {
-    name: 'Support desk',
-    prompt: [
-      { role: 'system', template: 'Answer from the context.' },
-      { role: 'user', template: '{context}\nQuestion: {question}' },
-    ],
-    placeholders: [
-      { name: 'question', type: 'query' },
-      { name: 'context', type: 'similarity', target: 'question', params: { k: 1 } },
-    ],
-  });
-  expect(agent.status).toBe(201);
+  const agentId = await createRetrievalAgent(stack.api, 'Support desk');
   fake.script('m', { text: ANSWER });
   const res = await stack.api.post(
-    `/agents/${agent.body.id}/execute`,
+    `/agents/${agentId}/execute`,
     { prompt: { question: QUESTION }, classification: 'public' },
     { 'x-pipeline-id': pipelineId, 'x-llm-id': llmId },
   );
@@ -94,7 +83,7 @@ it('an agent execution: its summary names the agent and version, pipeline and LL
   expect(readable.summary).toBe(
     'agent execution · agent "Support desk" v1 · pipeline "handbook" · LLM "house model"',
   );
-  for (const id of [agent.body.id, pipelineId, llmId]) expect(readable.details).toContain(`\`${id}\``);
+  for (const id of [agentId, pipelineId, llmId]) expect(readable.details).toContain(`\`${id}\``);
   expect(readable.activities).toEqual([`call model (LLM ${llmId})`]);
   expect(readable.localActivities).toEqual(['retrieve context {context}', 'render prompt', 'record outcome']);
   expectNoContent([readable.summary, readable.details, ...readable.activities, ...readable.localActivities]);

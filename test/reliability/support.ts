@@ -4,7 +4,6 @@
 // a test kills and restarts, and PostgreSQL connections terminated under the processes.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +15,7 @@ import { localActivityMarkers } from '../helpers/history-text';
 import { answerOf, type Api } from '../helpers/http';
 import { documentSettled } from '../helpers/knowledge';
 import { ROOT } from '../helpers/services';
+import { freePort } from '../helpers/ports';
 import { sleep, until, waitFor } from '../helpers/wait';
 
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
@@ -23,16 +23,6 @@ const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 
 /** `count` distinct words ("alpha0 bravo1 ..."): the fake streams one per delta. */
 export const scriptedAnswer = (count: number): string =>
   Array.from({ length: count }, (_, i) => `${WORDS[i % WORDS.length]}${i}`).join(' ');
-
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 // ---- an agent of seed 000 on a stack ------------------------------------------------------------
 

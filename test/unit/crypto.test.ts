@@ -116,3 +116,34 @@ describe('KeyRing HMAC (AUTH-1)', () => {
     expect(rotated.verifyHmac('api-key-secret', 'other', oldMac)).toBe(false);
   });
 });
+
+describe('KeyRing codec capability (DX-6)', () => {
+  it('DX-6: the capability is a stable 43-character base64url secret of the application secret alone', () => {
+    const cap = new KeyRing(NEW).codecCapability();
+    expect(cap).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(new KeyRing(NEW, OLD).codecCapability()).toBe(cap);
+    expect(new KeyRing(OLD).codecCapability()).not.toBe(cap);
+    // Its own HKDF purpose: not an HMAC any other purpose would produce.
+    expect(new KeyRing(NEW).hmac('api-key-secret', 'temporal-ui-codec').toString('base64url')).not.toBe(cap);
+  });
+
+  it("DX-6: verification accepts the current and the previous secret's capability, nothing else", () => {
+    const rotated = new KeyRing(NEW, OLD);
+    const cap = new KeyRing(NEW).codecCapability();
+    expect(rotated.verifyCodecCapability(cap)).toBe(true);
+    expect(rotated.verifyCodecCapability(new KeyRing(OLD).codecCapability())).toBe(true);
+    expect(new KeyRing(NEW).verifyCodecCapability(new KeyRing(OLD).codecCapability())).toBe(false);
+    const raw = Buffer.from(cap, 'base64url');
+    for (const wrong of [
+      '',
+      cap.slice(0, -1),
+      `${cap}A`,
+      `${cap}=`,
+      Buffer.concat([raw, Buffer.from([0])]).toString('base64url'),
+      raw.toString('hex'),
+      raw.toString('base64'),
+    ]) {
+      expect({ wrong, ok: rotated.verifyCodecCapability(wrong) }).toEqual({ wrong, ok: wrong === cap });
+    }
+  });
+});

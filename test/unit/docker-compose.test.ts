@@ -237,7 +237,8 @@ describe('docker-compose.yml (DESIGN §8 scale-out stack)', () => {
     const env = ui.environment ?? {};
     expect(env['TEMPORAL_ADDRESS']).toBe('temporal:7233');
     expect(env['TEMPORAL_UI_PORT']).toBe('8080');
-    expect(env['TEMPORAL_CODEC_ENDPOINT']).toMatch(/\/temporal-codec$/);
+    // The capability URL (printed by dist/scripts/codec-url.js), not the admin-only endpoint.
+    expect(env['TEMPORAL_CODEC_ENDPOINT']).toMatch(/\/temporal-codec\/\$\{AGENTRY_CODEC_CAPABILITY:-\}$/);
     expect(env['TEMPORAL_CORS_ORIGINS']).toBeDefined();
     expect(ui.ports?.some((p) => p.endsWith('8233:8080'))).toBe(true);
     // The api allows the UI's origin to call the codec server.
