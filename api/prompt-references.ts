@@ -43,8 +43,10 @@ export async function checkPromptReferences(
   selfId: string,
 ): Promise<string[]> {
   const { problems, promptIds, reached } = await findReferenceProblems(deps, principal, texts, { selfId });
-  // PC-6 upwards: prompts and agents that reference this one put its references deeper.
-  const above = reached.length > 0 ? await deps.prompts.referencedDepth(selfId) : 0;
+  // PC-6 upwards: prompts and agents that reference this one put its references deeper (the walk
+  // goes a few levels past the configured depth, then counts as too deep).
+  const above =
+    reached.length > 0 ? await deps.prompts.referencedDepth(selfId, deps.limits.chainDepth + 3) : 0;
   for (const r of reached) {
     if (above + r.depth <= deps.limits.chainDepth) continue;
     problems.push({

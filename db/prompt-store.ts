@@ -16,9 +16,6 @@ export type ReferenceSource = 'prompt' | 'agent' | 'chain';
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
-/** How far up the referrer graph a walk goes before giving up (depth limit 3, plus margin). */
-const MAX_GRAPH_WALK = 6;
-
 interface Row extends named.OwnedRow {
   prompt_id: string;
   name: string;
@@ -170,9 +167,10 @@ export class PromptStore {
   /**
    * The depth at which a prompt is referenced (PC-6): 0 when nothing references it (it runs as a
    * root: gateway, chain step), 1 when an agent template references it, one more than its
-   * deepest prompt referrer otherwise. The graph is acyclic; `bound` stops a corrupt one.
+   * deepest prompt referrer otherwise. The graph is acyclic; past `bound` levels the walk stops
+   * and answers Infinity (a corrupt graph, or deeper than any limit allows).
    */
-  async referencedDepth(promptId: string, bound = MAX_GRAPH_WALK): Promise<number> {
+  async referencedDepth(promptId: string, bound: number): Promise<number> {
     if (bound <= 0) return Number.POSITIVE_INFINITY;
     const rows = (await this.db('prompt_references')
       .where({ prompt_id: promptId })
