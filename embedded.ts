@@ -139,7 +139,7 @@ async function main(): Promise<void> {
   let uiPort: number | undefined;
   if (!temporalAddress) {
     // The UI decodes through the capability URL (DX-6); the secret of the config below wins.
-    const secret = process.env.AGENTRY_APPLICATION_SECRET || secrets.applicationSecret;
+    const secret = early.applicationSecret ?? secrets.applicationSecret;
     const capability = new KeyRing(secret).codecCapability();
     const temporal = await startTemporal(stateDir, `http://127.0.0.1:${port}/temporal-codec/${capability}`);
     temporalAddress = temporal.address;

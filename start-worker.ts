@@ -35,6 +35,12 @@ export async function startWorker(
     traceTtlSeconds: config.traceTtlSeconds,
     defaultLlmId: config.defaultLlmId,
   });
+  // Before the worker exists: a refused schedule then leaves no worker behind.
+  await ensureRetentionSchedule(await connectTemporalClient(rt, connection), {
+    taskQueue: config.taskQueue,
+    everySeconds: config.contentSweepSeconds,
+    logger: rt.logger,
+  });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -61,11 +67,6 @@ export async function startWorker(
     // (docs/decisions.md, "Worker polls").
     maxConcurrentWorkflowTaskPolls: config.workflowTaskPolls,
     shutdownGraceTime: '30 seconds',
-  });
-  await ensureRetentionSchedule(await connectTemporalClient(rt, connection), {
-    taskQueue: config.taskQueue,
-    everySeconds: config.contentSweepSeconds,
-    logger: rt.logger,
   });
   const done = worker.run();
   return {

@@ -72,7 +72,7 @@ export class AgentStore {
     alsoWrite?: (trx: Knex) => Promise<void>,
   ): Promise<Agent> {
     const now = new Date();
-    return uniqueName('Agent', agent.name, () =>
+    return uniqueName(TABLE.label, agent.name, () =>
       this.db.transaction(async (trx) => {
         const [row] = await trx('agents')
           .insert({
@@ -102,7 +102,7 @@ export class AgentStore {
     alsoWrite?: (trx: Knex) => Promise<void>,
   ): Promise<Agent | null> {
     const now = new Date();
-    return uniqueName('Agent', next.name, () =>
+    return uniqueName(TABLE.label, next.name, () =>
       this.db.transaction(async (trx) => {
         const [row] = await trx('agents')
           .where({ id, version: expected })

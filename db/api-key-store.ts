@@ -41,7 +41,7 @@ export class ApiKeyStore {
 
   async create(key: Omit<ApiKey, 'created_at' | 'updated_at'> & { secretHmac: Buffer }): Promise<ApiKey> {
     const now = new Date();
-    const [row] = await uniqueName('API key', key.name, () =>
+    const [row] = await uniqueName(TABLE.label, key.name, () =>
       this.db('api_keys')
         .insert({
           ...named.newRow(key, now),

@@ -46,13 +46,26 @@ export function hnswIndexName(modelId: string): string {
 }
 
 export class EmbeddingModelStore {
+  /** The selected columns, the computed `has_api_key` as raw SQL; built once. */
+  private readonly columns: (string | Knex.Raw)[];
+  private readonly table: named.Table<Row, EmbeddingModel>;
+
   constructor(
     private readonly db: Knex,
     private readonly keyring: KeyRing,
-  ) {}
+  ) {
+    this.columns = SELECT.map((c) => (c.includes(' ') ? db.raw(c) : c));
+    this.table = {
+      table: 'embedding_models',
+      label: 'Embedding model',
+      select: this.columns as unknown as string[],
+      fields: EMBEDDING_MODEL_FIELDS,
+      toItem: toModel,
+    };
+  }
 
   private select(db: Knex | Knex.Transaction = this.db) {
-    return db('embedding_models').select(SELECT.map((c) => (c.includes(' ') ? this.db.raw(c) : c)));
+    return db('embedding_models').select(this.columns);
   }
 
   async get(id: string): Promise<EmbeddingModel | null> {
@@ -72,7 +85,7 @@ export class EmbeddingModelStore {
     model: Omit<EmbeddingModel, 'created_at' | 'updated_at' | 'hasApiKey'> & { apiKey?: string },
   ): Promise<EmbeddingModel> {
     const now = new Date();
-    await uniqueName('Embedding model', model.name, () =>
+    await uniqueName(this.table.label, model.name, () =>
       this.db.transaction(async (trx) => {
         await trx('embedding_models').insert({
           ...named.newRow(model, now),
@@ -102,13 +115,6 @@ export class EmbeddingModelStore {
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<EmbeddingModel>> {
-    const table = {
-      table: 'embedding_models',
-      select: SELECT.map((c) => (c.includes(' ') ? this.db.raw(c) : c)) as unknown as string[],
-      label: 'Embedding model',
-      fields: EMBEDDING_MODEL_FIELDS,
-      toItem: toModel,
-    } as const;
-    return named.list<Row, EmbeddingModel>(this.db, table, principal, req);
+    return named.list(this.db, this.table, principal, req);
   }
 }

@@ -10,7 +10,7 @@ import { toVersion, VERSION_COLUMNS, type DocumentVersion, type VersionRow } fro
 import { vectorParameter } from './sql-helpers';
 
 const FRAGMENT_NAMESPACE = '3b0f7f5e-2f55-4a8c-8f0e-7a3f0b9e6c21';
-export const fragmentId = (versionId: string, ordinal: number): string =>
+const fragmentId = (versionId: string, ordinal: number): string =>
   uuidv5(`${versionId}:${ordinal}`, FRAGMENT_NAMESPACE);
 
 export interface StagedChunk {

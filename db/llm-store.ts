@@ -72,7 +72,7 @@ export class LlmStore {
 
   async create(llm: Omit<Llm, 'created_at' | 'updated_at'> & { apiKey: string }): Promise<Llm> {
     const now = new Date();
-    const [row] = await uniqueName('LLM', llm.name, () =>
+    const [row] = await uniqueName(TABLE.label, llm.name, () =>
       this.db('llms')
         .insert({
           ...named.newRow(llm, now),

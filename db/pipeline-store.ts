@@ -73,7 +73,7 @@ export class PipelineStore {
 
   async create(p: NewPipeline): Promise<Pipeline> {
     const now = new Date();
-    const [row] = await uniqueName('Pipeline', p.name, () =>
+    const [row] = await uniqueName(TABLE.label, p.name, () =>
       this.db('pipelines')
         .insert({
           ...named.newRow(p, now),
@@ -91,7 +91,7 @@ export class PipelineStore {
 
   /** Applies a patch after the state checks of SPEC §4, in one transaction. */
   async update(id: string, patch: PipelinePatch): Promise<Pipeline> {
-    return uniqueName('Pipeline', patch.name, () =>
+    return uniqueName(TABLE.label, patch.name, () =>
       this.db.transaction(async (trx) => {
         const current = (await trx('pipelines').where({ id }).forUpdate().first(SELECT)) as Row;
         const hasDocuments = await trx('document_versions')

@@ -43,7 +43,7 @@ export class TextSplitterStore {
 
   async create(splitter: Omit<TextSplitter, 'created_at' | 'updated_at'>): Promise<TextSplitter> {
     const now = new Date();
-    const [row] = await uniqueName('Text splitter', splitter.name, () =>
+    const [row] = await uniqueName(TABLE.label, splitter.name, () =>
       this.db('text_splitters')
         .insert({
           ...named.newRow(splitter, now),

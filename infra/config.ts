@@ -10,7 +10,7 @@ export type { IngestionProfile, LlmProfile, RetryProfile };
 export { ConfigError };
 
 /** pino's levels. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export interface Config {
   port: number;

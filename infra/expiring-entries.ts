@@ -4,7 +4,7 @@
 import { LRUCache } from 'lru-cache';
 
 /** Entries one in-process store keeps at most (an hour of quick-start executions is far fewer). */
-export const EXPIRING_ENTRIES_MAX = 50_000;
+const EXPIRING_ENTRIES_MAX = 50_000;
 
 export const expiringEntries = <V extends NonNullable<unknown>>(): LRUCache<string, V> =>
   new LRUCache<string, V>({ max: EXPIRING_ENTRIES_MAX });

@@ -103,7 +103,7 @@ function scrubbed(message: string, apiKey: string): string {
 }
 
 /** SDK errors → EmbeddingError; an abort by the caller's signal is rethrown unchanged. */
-export function classifyEmbeddingError(err: unknown, apiKey = ''): EmbeddingError | APIUserAbortError {
+function classifyEmbeddingError(err: unknown, apiKey = ''): EmbeddingError | APIUserAbortError {
   if (err instanceof EmbeddingError || err instanceof APIUserAbortError) return err;
   if (err instanceof APIConnectionError) {
     return new EmbeddingError(

@@ -96,5 +96,6 @@ export async function promptExecution(input: PromptExecutionInput): Promise<Prom
   });
 }
 
-/** The contract reference children start it by (workflows/reference-children.ts). */
-const _contract: PromptExecutionWorkflow = promptExecution;
+/** The contract reference children start it by (workflows/reference-children.ts); types only. */
+type _Contract<T extends PromptExecutionWorkflow> = T;
+type _PromptExecutionContract = _Contract<typeof promptExecution>;
