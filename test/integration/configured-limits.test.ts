@@ -124,6 +124,23 @@ describe('§18 prompt library limits', () => {
     expect((await defaults.api.post('/api/v1/prompts', top)).status).toBe(201);
   });
 
+  it('chain depth: with AGENTRY_LIMIT_CHAIN_DEPTH=10, a leaf eight references deep takes a reference of its own', async () => {
+    const deep = await startStack({ worker: false, env: { AGENTRY_LIMIT_CHAIN_DEPTH: '10' } });
+    try {
+      const post = (promptId: string, userPrompt: string) =>
+        deep.api.post('/api/v1/prompts', { promptId, name: promptId, userPrompt });
+      // q1 → q2 → … → q9, written leaf first.
+      expect((await post('q9', 'leaf')).status).toBe(201);
+      for (let i = 8; i >= 1; i--) expect((await post(`q${i}`, `{{prompt:q${i + 1}}}`)).status).toBe(201);
+      expect((await post('q10', 'new leaf')).status).toBe(201);
+      // q10 would sit at depth 9: within 10, although the walk up from q9 passes eight referrers.
+      const res = await deep.api.put('/api/v1/prompts/q9', { userPrompt: 'leaf {{prompt:q10}}' });
+      expect(res.status).toBe(200);
+    } finally {
+      await deep.stop();
+    }
+  });
+
   it('chain steps: 3 steps exceed AGENTRY_LIMIT_CHAIN_STEPS=2', async () => {
     const chain = {
       name: 'three steps',
