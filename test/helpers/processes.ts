@@ -84,6 +84,8 @@ export interface ProcessStack {
   env: TestEnv;
   /** The current API process (replaced by `restartApi`). */
   api: Child;
+  /** Every API process started, the first and its replicas; killed ones stay listed. */
+  apis: Child[];
   /** The first worker. */
   worker: Child;
   /** Every worker started, the first included; killed ones stay listed. */
@@ -92,6 +94,10 @@ export interface ProcessStack {
   admin: Api;
   /** One more worker process on the same task queue. */
   startWorker(): Promise<Child>;
+  /** One more API process (a replica) on the same database, Redis and task queue, on a port of its own. */
+  startApi(): Promise<Child>;
+  /** An API client of one API process, authenticated as the bootstrap admin key. */
+  adminOf(api: Child): Api;
   /** Kills the API process (SIGKILL by default) and starts a new one on the same port. */
   restartApi(signal?: NodeJS.Signals): Promise<Child>;
   /** Stops every process (SIGKILL after 5 s) and drops the database. */
@@ -116,25 +122,35 @@ export async function startProcessStack(overrides: Record<string, string> = {}):
     await database.drop();
     throw started.map((s) => (s.status === 'rejected' ? s.reason : null)).find(Boolean);
   }
+  const adminOf = (child: Child): Api =>
+    new Api(`http://127.0.0.1:${child.port}`, { id: env.adminKeyId, secret: env.adminKeySecret });
   const stack: ProcessStack = {
     database,
     env,
     api,
+    apis: [api],
     worker,
     workers: [worker],
-    admin: new Api(`http://127.0.0.1:${api.port}`, { id: env.adminKeyId, secret: env.adminKeySecret }),
+    admin: adminOf(api),
     async startWorker() {
       const child = await startWorkerProcess(env.env);
       stack.workers.push(child);
       return child;
     },
+    async startApi() {
+      const child = await startApiProcess(env.env);
+      stack.apis.push(child);
+      return child;
+    },
+    adminOf,
     async restartApi(signal = 'SIGKILL') {
       await stack.api.kill(signal);
       stack.api = await startApiProcess({ ...env.env, PORT: String(api.port) });
+      stack.apis.push(stack.api);
       return stack.api;
     },
     async stop() {
-      await Promise.all([terminate(stack.api), ...stack.workers.map((w) => terminate(w))]);
+      await Promise.all([...stack.apis, ...stack.workers].map((child) => terminate(child)));
       await deleteRetentionSchedule(env.config.taskQueue);
       await database.drop();
     },
