@@ -394,6 +394,26 @@ export function pidOfLocalPort(port: number): number | undefined {
 }
 
 /**
+ * The pid of the process that sent model request `index` of `model` (the worker streaming it),
+ * once the request arrived and while its connection is open; -1 when the connection is gone.
+ */
+export const senderOfModelRequest = (fake: FakeModelServer, model: string, index: number): Promise<number> =>
+  until(
+    () => {
+      const request = fake.requestsFor(model)[index];
+      return request ? (pidOfLocalPort(request.remotePort!) ?? -1) : undefined;
+    },
+    { what: `model request ${index + 1}`, timeoutMs: 30_000 },
+  );
+
+/** Two model calls: the first cut off (its worker gone), the retry asked the same and completed. */
+export function expectRetriedModelCall(fake: FakeModelServer, model: string): void {
+  const requests = fake.requestsFor(model);
+  expect(requests.map((r) => r.aborted)).toEqual([true, false]);
+  expect(requests[1]!.body).toEqual(requests[0]!.body);
+}
+
+/**
  * A redis-server of one test on its own port and directory, persisting every write (AOF,
  * fsync always) so that a kill loses nothing acknowledged.
  */

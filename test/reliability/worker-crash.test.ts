@@ -6,17 +6,18 @@
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
-import { until, waitFor } from '../helpers/wait';
+import { waitFor } from '../helpers/wait';
 import {
   activityRuns,
   deltaCount,
   executeAgent,
   expectCleanAnswer,
+  expectRetriedModelCall,
   finishedRecord,
-  pidOfLocalPort,
   resets,
   scriptedAnswer,
   seedAgent,
+  senderOfModelRequest,
   type SeededAgent,
 } from './support';
 
@@ -43,14 +44,6 @@ afterAll(async () => {
 beforeEach(() => fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 }));
 afterEach(() => fake.requests.splice(0));
 
-/** The model request was cut off (worker gone), the retry asked the same and completed. */
-function expectTwoModelCalls(): void {
-  const requests = fake.requestsFor(MODEL);
-  expect(requests).toHaveLength(2);
-  expect(requests.map((r) => r.aborted)).toEqual([true, false]);
-  expect(requests[1]!.body).toEqual(requests[0]!.body);
-}
-
 describe('reliability: a worker killed mid-stream', () => {
   it('LLM-3/§9.5/§9.6: the only worker is SIGKILLed mid-stream; after the heartbeat timeout a restarted worker runs attempt 2; the client sees reset, then the full answer once; 2 model calls', async () => {
     const stream = await executeAgent(stack.admin, agent);
@@ -66,7 +59,7 @@ describe('reliability: a worker killed mid-stream', () => {
     expectCleanAnswer(events, ANSWER, 2);
     expect(resets(events)).toHaveLength(1);
     expect(events.findIndex((e) => e.type === 'reset')).toBeGreaterThanOrEqual(beforeKill);
-    expectTwoModelCalls();
+    expectRetriedModelCall(fake, MODEL);
 
     expect(await finishedRecord(stack.database.url, stream.executionId)).toEqual({
       status: 'succeeded',
@@ -89,25 +82,19 @@ describe('reliability: a worker killed mid-stream', () => {
     expect(stream.status).toBe(200);
     await waitFor(() => deltaCount(stream.events) >= 3, { what: 'the first deltas', timeoutMs: 20_000 });
     // Whichever worker got the activity holds the connection to the model server.
-    const streamingPid = pidOfLocalPort(fake.requestsFor(MODEL)[0]!.remotePort!);
+    const streamingPid = await senderOfModelRequest(fake, MODEL, 0);
     const streaming = workers.find((w) => w.process.pid === streamingPid);
     expect(streaming).toBeDefined();
     const survivor = workers.find((w) => w !== streaming)!;
     await streaming!.kill('SIGKILL');
 
     // Attempt 2 reaches the model from the surviving worker.
-    const retryPid = await until(
-      () => {
-        const retry = fake.requestsFor(MODEL)[1];
-        return retry ? (pidOfLocalPort(retry.remotePort!) ?? -1) : undefined;
-      },
-      { what: 'the second model request', timeoutMs: 30_000 },
-    );
+    const retryPid = await senderOfModelRequest(fake, MODEL, 1);
     expect(retryPid).toBe(survivor.process.pid);
     await stream.ended;
     expectCleanAnswer(stream.events, ANSWER, 2);
     expect(resets(stream.events)).toHaveLength(1);
-    expectTwoModelCalls();
+    expectRetriedModelCall(fake, MODEL);
     expect(stack.workers).toHaveLength(workerCount);
     expect(await activityRuns(TEMPORAL_ADDRESS, `execution-${stream.executionId}`, 'callModel')).toEqual([
       { attempt: 2, previousFailure: 'timeout:TIMEOUT_TYPE_HEARTBEAT' },
