@@ -16,7 +16,7 @@ import {
   scriptedAnswer,
   seedAgent,
   type SeededAgent,
-} from './support';
+} from '../helpers/agent-streams';
 
 const MODEL = 'restart-gpt';
 /** 80 words, 100 ms apart: the execution is still running when the new API process is up. */

@@ -5,15 +5,14 @@ import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
 import {
-  activityRuns,
   executeAgent,
   expectCleanAnswer,
-  finishedRecord,
   resets,
   scriptedAnswer,
   seedAgent,
   type SeededAgent,
-} from './support';
+} from '../helpers/agent-streams';
+import { activityRuns, finishedRecord } from './support';
 
 const MODEL = 'faulty-gpt';
 const ANSWER = scriptedAnswer(20);

@@ -10,18 +10,14 @@ import { TEMPORAL_ADDRESS } from '../helpers/services';
 import { documentSettled } from '../helpers/knowledge';
 import { waitFor } from '../helpers/wait';
 import {
-  activityRuns,
   executeAgent,
   expectCleanAnswer,
-  finishedRecord,
-  localActivityAttempts,
-  metricSample,
   resets,
   scriptedAnswer,
   seedAgent,
-  whileLocked,
   type SeededAgent,
-} from './support';
+} from '../helpers/agent-streams';
+import { activityRuns, finishedRecord, localActivityAttempts, metricSample, whileLocked } from './support';
 
 const MODEL = 'pg-gpt';
 const EMBEDDER = 'pg-embed';

@@ -8,14 +8,13 @@ import { waitFor } from '../helpers/wait';
 import {
   deltaCount,
   executeAgent,
-  finishedRecord,
   expectCleanAnswer,
-  PrivateRedis,
   resets,
   scriptedAnswer,
   seedAgent,
   type SeededAgent,
-} from './support';
+} from '../helpers/agent-streams';
+import { finishedRecord, PrivateRedis } from './support';
 
 const MODEL = 'redis-gpt';
 // 120 deltas at 100 ms: the answer still streams well after the outage ends, even on a slow machine.

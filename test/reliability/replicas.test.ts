@@ -12,18 +12,15 @@ import { startProcessStack, type Child, type ProcessStack } from '../helpers/pro
 import { TEMPORAL_ADDRESS } from '../helpers/services';
 import { until, waitFor } from '../helpers/wait';
 import {
-  activityRuns,
   deltaCount,
   executeAgent,
   expectCleanAnswer,
-  expectRetriedModelCall,
-  finishedRecord,
   resets,
   scriptedAnswer,
   seedAgent,
-  senderOfModelRequest,
   type SeededAgent,
-} from './support';
+} from '../helpers/agent-streams';
+import { activityRuns, expectRetriedModelCall, finishedRecord, senderOfModelRequest } from './support';
 
 const MODEL = 'replica-gpt';
 const CHAIN_MODEL = 'replica-chain-gpt';

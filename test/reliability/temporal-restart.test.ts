@@ -6,17 +6,15 @@ import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import { waitFor } from '../helpers/wait';
 import {
-  activityRuns,
   deltaCount,
   executeAgent,
   expectCleanAnswer,
-  finishedRecord,
-  PrivateTemporal,
   resets,
   scriptedAnswer,
   seedAgent,
   type SeededAgent,
-} from './support';
+} from '../helpers/agent-streams';
+import { activityRuns, finishedRecord, PrivateTemporal } from './support';
 
 const MODEL = 'temporal-gpt';
 // 120 deltas at 100 ms: the answer still streams well after the outage ends, even on a slow machine.

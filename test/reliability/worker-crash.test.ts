@@ -8,18 +8,15 @@ import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
 import { waitFor } from '../helpers/wait';
 import {
-  activityRuns,
   deltaCount,
   executeAgent,
   expectCleanAnswer,
-  expectRetriedModelCall,
-  finishedRecord,
   resets,
   scriptedAnswer,
   seedAgent,
-  senderOfModelRequest,
   type SeededAgent,
-} from './support';
+} from '../helpers/agent-streams';
+import { activityRuns, expectRetriedModelCall, finishedRecord, senderOfModelRequest } from './support';
 
 const MODEL = 'crash-gpt';
 /** 40 words, one per delta, 100 ms apart: about 4 s per attempt. */
