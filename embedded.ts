@@ -9,7 +9,6 @@ startTelemetry('agentry');
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { NativeConnection } from '@temporalio/worker';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +21,7 @@ import { loadConfig } from './infra/config';
 import { KeyRing } from './infra/crypto';
 import { newId } from './infra/ids';
 import { createLogger, temporalLogger } from './infra/logger';
+import { connectTemporal } from './infra/temporal-connection';
 import { installTemporalMetrics } from './infra/temporal-metrics';
 import { connectTemporalClient, createRuntime } from './runtime';
 import { startWorker } from './start-worker';
@@ -164,7 +164,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const rt = await createRuntime(config, logger);
   // One connection for the worker and the client: workflow starts are eager (DESIGN §6).
-  const connection = await NativeConnection.connect({ address: temporalAddress });
+  const connection = await connectTemporal(config.temporal);
   const workerMetrics = new Registry();
   collectDefaultMetrics({ register: workerMetrics, prefix: 'agentry_worker_' });
   const worker = await startWorker(rt, connection, workerMetrics);

@@ -1,11 +1,11 @@
 // Shared construction for the composition roots (api/server.ts, worker.ts, embedded.ts): the
 // services both processes use, built from configuration in one place.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { failureConverterPath } from './infra/failure-converter';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { createKnex, migrate, type Knex } from './db/knex';
+import { createKnex, databaseStartError, migrate, type Knex } from './db/knex';
 import { createStores, type Stores } from './db/stores';
 import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
 import { createIdempotencyStore, type IdempotencyStore } from './infra/idempotency-store';
@@ -18,6 +18,7 @@ import type { Logger } from './infra/logger';
 import { EncryptionCodec } from './infra/payload-codec';
 import { MemoryRelay } from './infra/memory-relay';
 import { connectRedis, type RedisClient } from './infra/redis-client';
+import { connectTemporal } from './infra/temporal-connection';
 import { RedisRelay } from './infra/redis-relay';
 import type { Relay } from './infra/relay';
 import { MemoryTraceStore, RedisTraceStore, type TraceStore } from './infra/trace-store';
@@ -49,9 +50,12 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const keyring = new KeyRing(config.applicationSecret, config.applicationSecretPrevious);
   const session = { efSearch: config.efSearch };
   const db = createKnex(config.databaseUrl, config.dbPoolMax, session);
-  await migrate(db);
+  // The first use of DATABASE_URL: a refusal names what to fix in it.
+  await migrate(db).catch((err: unknown) => {
+    throw databaseStartError(err);
+  });
   // One shared client; connected before anything uses it (infra/redis-client.ts).
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger, config.redisCa) : undefined;
   const relay: Relay = redis
     ? new RedisRelay(redis, keyring, config.redisPrefix, logger)
     : new MemoryRelay(keyring);
@@ -114,11 +118,10 @@ export function dataConverter(rt: Runtime): DataConverter {
  * the caller then closes that connection after the worker stopped.
  */
 export async function connectTemporalClient(rt: Runtime, shared?: NativeConnection): Promise<Client> {
-  const connection =
-    shared ?? (await Connection.connect({ address: rt.config.temporalAddress ?? '127.0.0.1:7233' }));
+  const connection = shared ?? (await connectTemporal(rt.config.temporal));
   return new Client({
     connection,
-    namespace: rt.config.temporalNamespace,
+    namespace: rt.config.temporal.namespace,
     dataConverter: { payloadCodecs: [rt.codec] },
     // With tracing on, a workflow start joins the caller's trace (infra/telemetry.ts).
     ...withInterceptors(temporalClientInterceptors()),

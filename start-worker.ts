@@ -43,7 +43,7 @@ export async function startWorker(
   });
   const worker = await Worker.create({
     connection,
-    namespace: config.temporalNamespace,
+    namespace: config.temporal.namespace,
     taskQueue: config.taskQueue,
     ...(config.workflowBundlePath
       ? { workflowBundle: { codePath: config.workflowBundlePath } }

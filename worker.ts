@@ -3,11 +3,11 @@
 import { startTelemetry, shutdownTelemetry } from './infra/telemetry';
 // Tracing (when OTEL_* asks for it) must start before express, pg and http load.
 if (require.main === module) startTelemetry('agentry-worker');
-import { NativeConnection } from '@temporalio/worker';
 import { createServer, type Server } from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { loadConfig, requireProductionSettings } from './infra/config';
 import { createLogger, temporalLogger } from './infra/logger';
+import { connectTemporal } from './infra/temporal-connection';
 import { installTemporalMetrics } from './infra/temporal-metrics';
 import { createRuntime } from './runtime';
 import { startWorker } from './start-worker';
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const temporalMetrics = await installTemporalMetrics({ logger: temporalLogger(logger) });
   const rt = await createRuntime(config, logger);
-  const connection = await NativeConnection.connect({ address: config.temporalAddress! });
+  const connection = await connectTemporal(config.temporal);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'agentry_worker_' });
   const metricsServer: Server = createServer((req, res) => {

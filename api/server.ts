@@ -3,10 +3,10 @@ import { shutdownTelemetry, startTelemetry } from '../infra/telemetry';
 // Tracing (when OTEL_* asks for it) must start before express, pg and http load.
 if (require.main === module) startTelemetry('agentry-api');
 import type { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import type { Server } from 'node:http';
 import { loadConfig, requireProductionSettings } from '../infra/config';
 import { createLogger } from '../infra/logger';
+import { checkNamespace, connectTemporal } from '../infra/temporal-connection';
 import { VERSION } from '../infra/version';
 import { connectTemporalClient, createRuntime, type Runtime } from '../runtime';
 import { startWorker } from '../start-worker';
@@ -38,7 +38,7 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
     readiness: {
       database: () => rt.db.raw('select 1'),
       ...(rt.redis ? { redis: () => rt.redis!.ping() } : {}),
-      temporal: () => temporal.workflowService.getSystemInfo({}),
+      temporal: () => checkNamespace(temporal.workflowService, config.temporal),
     },
     ...(options.extraMetrics ? { extraMetrics: options.extraMetrics } : {}),
     ...(options.eagerStart ? { eagerStart: true } : {}),
@@ -56,9 +56,7 @@ async function main(): Promise<void> {
   const rt = await createRuntime(config, logger);
   // AGENTRY_API_RUNS_WORKER: a worker in this process on the client's connection, so that starts
   // are eager (docs/operations.md, "Eager workflow start").
-  const connection = config.apiRunsWorker
-    ? await NativeConnection.connect({ address: config.temporalAddress! })
-    : undefined;
+  const connection = config.apiRunsWorker ? await connectTemporal(config.temporal) : undefined;
   const worker = connection ? await startWorker(rt, connection) : undefined;
   const temporal = await connectTemporalClient(rt, connection);
   const server = await startApi(rt, temporal, { eagerStart: worker !== undefined });

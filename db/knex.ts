@@ -3,6 +3,7 @@
 import knex from 'knex';
 import type { Knex } from 'knex';
 import pg from 'pg';
+import { isCertificateError } from '../infra/tls-errors';
 import * as foundation from './migrations/001-foundation';
 import * as knowledge from './migrations/002-knowledge';
 import * as agents from './migrations/003-agents';
@@ -56,4 +57,28 @@ export function createKnex(connectionString: string, poolMax: number, session?: 
 
 export async function migrate(db: Knex): Promise<void> {
   await db.migrate.latest({ migrationSource });
+}
+
+/** Connection-level failures at start, by what to fix in DATABASE_URL (pg errors never quote it). */
+const START_PROBLEMS: Array<[(err: { code?: unknown; message: string }) => boolean, string]> = [
+  [isCertificateError, "TLS: the server certificate was not accepted (the URL's sslrootcert and host)"],
+  [
+    (e) => /does not support SSL/i.test(e.message),
+    'the URL asks for TLS (sslmode) but the server does not offer it',
+  ],
+  [(e) => e.code === '28P01' || e.code === '28000', 'the server refused the user or password'],
+  [(e) => e.code === '3D000', 'the database does not exist'],
+  [
+    (e) =>
+      typeof e.code === 'string' &&
+      /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH)$/.test(e.code),
+    'unreachable',
+  ],
+];
+
+/** The first use of the database failed: an error naming DATABASE_URL and what to fix, if it can tell. */
+export function databaseStartError(err: unknown): unknown {
+  const e = err as { code?: unknown; message: string };
+  const known = err instanceof Error ? START_PROBLEMS.find(([matches]) => matches(e)) : undefined;
+  return known ? new Error(`DATABASE_URL: ${known[1]}: ${e.message}`) : err;
 }

@@ -20,7 +20,7 @@ export class Reader {
   readonly errors: string[] = [];
   readonly settings = new Map<string, SettingRead>();
 
-  constructor(private readonly env: Env) {}
+  constructor(readonly env: Env) {}
 
   private raw(name: string, fallback: unknown): string | undefined {
     if (!this.settings.has(name))

@@ -5,6 +5,8 @@ import type { IngestionProfile, LlmProfile, RetryProfile } from '../domain/activ
 import { DEFAULT_LIMITS, type Limits } from '../domain/limits';
 import { ConfigError, Reader, type Env, type SettingRead } from './config-reader';
 import { isUuid } from './ids';
+import { checkCertificates, checkKeyPair, readPem, type Pem } from './pem-files';
+import { readTemporalSettings, type TemporalSettings } from './temporal-settings';
 
 export type { IngestionProfile, LlmProfile, RetryProfile };
 export { ConfigError };
@@ -18,9 +20,11 @@ export interface Config {
   databaseUrl: string | undefined;
   dbPoolMax: number;
   redisUrl: string | undefined;
+  /** PEM of the CA that signed a `rediss://` server's certificate (else the system's CAs). */
+  redisCa: string | undefined;
   redisPrefix: string;
-  temporalAddress: string | undefined;
-  temporalNamespace: string;
+  /** How to reach Temporal (address, namespace, TLS, API key), infra/temporal-settings.ts. */
+  temporal: TemporalSettings;
   taskQueue: string;
   applicationSecret: string | undefined;
   applicationSecretPrevious: string | undefined;
@@ -100,15 +104,18 @@ function read(r: Reader): Config {
     r.errors.push(`AGENTRY_ADMIN_KEY_ID must be a UUID (got "${adminKeyId}")`);
   }
   const bodyLimitBytes = r.int('AGENTRY_BODY_LIMIT_BYTES', 1024 * 1024, 1024);
+  const databaseUrl = r.str('DATABASE_URL');
+  if (databaseUrl) checkDatabaseTls(databaseUrl, r.errors);
+  const redisUrl = r.str('REDIS_URL');
   return {
     port: r.int('PORT', 8080, 0, 65535),
     host: r.str('HOST', '0.0.0.0'),
-    databaseUrl: r.str('DATABASE_URL'),
+    databaseUrl,
     dbPoolMax: r.int('AGENTRY_DB_POOL_MAX', 10, 1, 1000),
-    redisUrl: r.str('REDIS_URL'),
+    redisUrl,
+    redisCa: readRedisCa(r, redisUrl),
     redisPrefix: r.str('AGENTRY_REDIS_PREFIX', 'agentry:'),
-    temporalAddress: r.str('TEMPORAL_ADDRESS'),
-    temporalNamespace: r.str('TEMPORAL_NAMESPACE', 'default'),
+    temporal: readTemporalSettings(r),
     taskQueue: r.str('AGENTRY_TASK_QUEUE', 'agentry'),
     applicationSecret,
     applicationSecretPrevious,
@@ -191,6 +198,44 @@ function readLimits(r: Reader, bodyLimitBytes: number): Limits {
   return limits;
 }
 
+/**
+ * DATABASE_URL's TLS files (libpq's `sslrootcert`, `sslcert`, `sslkey`, which node-postgres reads
+ * when it connects): readable and sound now, so a wrong one names itself at start-up.
+ */
+function checkDatabaseTls(url: string, problems: string[]): void {
+  let params: URLSearchParams;
+  try {
+    params = new URL(url).searchParams;
+  } catch {
+    problems.push('DATABASE_URL is not a URL (postgres://user:pass@host:5432/db)');
+    return;
+  }
+  const file = (name: string): Pem | undefined => {
+    const path = params.get(name);
+    return path ? readPem(`DATABASE_URL's ${name}`, path, problems) : undefined;
+  };
+  const ca = file('sslrootcert');
+  if (ca) checkCertificates(ca, 'the CA that signed the server certificate', problems);
+  const cert = file('sslcert');
+  const key = file('sslkey');
+  if (cert && key) checkKeyPair(cert, key, problems);
+  else if (params.has('sslcert') !== params.has('sslkey'))
+    problems.push("DATABASE_URL's sslcert and sslkey must be given together");
+}
+
+/** AGENTRY_REDIS_TLS_CA_PATH: only with `rediss://`, a readable bundle of sound certificates. */
+function readRedisCa(r: Reader, redisUrl: string | undefined): string | undefined {
+  const path = r.str('AGENTRY_REDIS_TLS_CA_PATH');
+  if (path === undefined) return undefined;
+  if (!redisUrl?.startsWith('rediss://')) {
+    r.errors.push('AGENTRY_REDIS_TLS_CA_PATH needs a rediss:// REDIS_URL (TLS)');
+    return undefined;
+  }
+  const ca = readPem('AGENTRY_REDIS_TLS_CA_PATH', path, r.errors);
+  if (ca) checkCertificates(ca, 'the CA that signed the Redis server certificate', r.errors);
+  return ca?.pem;
+}
+
 function trustProxyOf(value: string | undefined): string | number {
   if (value === undefined) return 'loopback';
   return /^\d+$/.test(value) ? Number(value) : value;
@@ -201,7 +246,10 @@ export function requireProductionSettings(config: Config): void {
   const missing: string[] = [];
   if (!config.databaseUrl) missing.push('DATABASE_URL is required (postgres://user:pass@host:5432/db)');
   if (!config.redisUrl) missing.push('REDIS_URL is required (redis://host:6379)');
-  if (!config.temporalAddress) missing.push('TEMPORAL_ADDRESS is required (host:7233)');
+  if (!config.temporal.address)
+    missing.push(
+      'TEMPORAL_ADDRESS is required (host:7233), or a profile of TEMPORAL_CONFIG_FILE with an address',
+    );
   if (!config.applicationSecret) missing.push('AGENTRY_APPLICATION_SECRET is required (≥ 32 bytes)');
   if (missing.length > 0) throw new ConfigError(missing);
 }

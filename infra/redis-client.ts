@@ -19,6 +19,7 @@ import {
   type RedisClientType,
 } from 'redis';
 import type { Logger } from './logger';
+import { isCertificateError } from './tls-errors';
 
 export type RedisClient = RedisClientType;
 
@@ -45,23 +46,38 @@ export function watchConnection(client: RedisClient, logger: Logger, name: strin
 /** How long a start waits for Redis before it goes on without it (commands answer 503 meanwhile). */
 const START_WAIT_MS = 5000;
 
-export async function connectRedis(url: string, logger: Logger): Promise<RedisClient> {
+export async function connectRedis(url: string, logger: Logger, ca?: string): Promise<RedisClient> {
   const client: RedisClient = createClient({
     url,
     name: 'agentry',
     disableOfflineQueue: true,
-    socket: { reconnectStrategy: reconnectDelayMs, connectTimeout: 5000 },
+    socket: { reconnectStrategy: reconnectDelayMs, connectTimeout: 5000, ...(ca ? { ca } : {}) },
   });
   // The client keeps reconnecting by itself: a process started while Redis is down serves
   // (`/readyz` says redis is not ready, Redis-backed requests answer 503) instead of hanging.
+  // A certificate that fails verification is a setting to fix: the start fails, naming it.
+  let refuse: (err: Error) => void = () => undefined;
+  const refused = new Promise<Error>((resolve) => (refuse = resolve));
+  const onError = (err: Error): void => {
+    if (isCertificateError(err)) refuse(err);
+  };
+  client.on('error', onError);
   const connected = watchConnection(client, logger, 'main').connect();
   connected.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   const waited = await Promise.race([
-    connected.then(() => true),
+    connected.then(() => true as const),
     new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), START_WAIT_MS))),
+    refused,
   ]);
   clearTimeout(timer);
+  client.off('error', onError);
+  if (waited instanceof Error) {
+    client.destroy();
+    throw new Error(
+      `REDIS_URL: TLS: the server certificate was not accepted (AGENTRY_REDIS_TLS_CA_PATH, the URL's host): ${waited.message}`,
+    );
+  }
   if (!waited) logger.warn('Redis is unreachable at start; serving without it until it answers');
   return client;
 }

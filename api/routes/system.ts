@@ -9,7 +9,11 @@ import type { RouteRegistry } from '../route-registry';
 export interface SystemRouteDeps {
   version: string;
   metrics: ApiMetrics;
-  /** Name → check; a check that throws or returns false makes /readyz 503. */
+  /**
+   * Name → check; a check that throws or returns false makes /readyz 503. An error with a
+   * `reason` (TemporalConnectionError) is shown as it is; others by their kind only, since the
+   * endpoint is unauthenticated and an error's text can name hosts.
+   */
   readiness: Record<string, () => Promise<unknown>>;
   /** Extra registries served on /metrics (the embedded quick start adds the worker's). */
   extraMetrics?: () => Promise<string>;
@@ -17,18 +21,38 @@ export interface SystemRouteDeps {
 
 const READINESS_TIMEOUT_MS = 2000;
 
-async function check(fn: () => Promise<unknown>): Promise<boolean> {
+const TIMED_OUT = 'no answer within 2 s';
+
+/** undefined when the dependency answered, else what is wrong. */
+async function check(fn: () => Promise<unknown>): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timeout')), READINESS_TIMEOUT_MS);
+      timer = setTimeout(() => reject(new Error(TIMED_OUT)), READINESS_TIMEOUT_MS);
     });
-    return (await Promise.race([fn(), timeout])) !== false;
-  } catch {
-    return false;
+    return (await Promise.race([fn(), timeout])) === false ? 'not ready' : undefined;
+  } catch (err) {
+    return problemOf(err);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Node's and the drivers' error codes, by kind. */
+const KINDS: Array<[RegExp, string]> = [
+  [/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ECONNRESET)$/, 'unreachable'],
+  [/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/, 'TLS: the server certificate was not accepted'],
+  [/^(28P01|28000)$/, 'the credentials were refused'],
+];
+
+function problemOf(err: unknown): string {
+  const { reason, code, message } = err as { reason?: unknown; code?: unknown; message?: unknown };
+  if (typeof reason === 'string') return reason;
+  if (message === TIMED_OUT) return TIMED_OUT;
+  if (typeof code === 'string') for (const [pattern, kind] of KINDS) if (pattern.test(code)) return kind;
+  if (typeof message === 'string' && /WRONGPASS|NOAUTH/.test(message)) return 'the credentials were refused';
+  if (typeof message === 'string' && /closed|offline|not connected/i.test(message)) return 'unreachable';
+  return 'unavailable';
 }
 
 export function systemRoutes(routes: RouteRegistry, deps: SystemRouteDeps): Router {
@@ -76,10 +100,17 @@ export function systemRoutes(routes: RouteRegistry, deps: SystemRouteDeps): Rout
     async (_req, res) => {
       const names = Object.keys(deps.readiness);
       const results = await Promise.all(names.map((n) => check(deps.readiness[n]!)));
-      const checks = Object.fromEntries(names.map((n, i) => [n, results[i] ? 'ok' : 'unavailable']));
-      const ready = results.every(Boolean);
+      const checks = Object.fromEntries(
+        names.map((n, i) => [n, results[i] === undefined ? 'ok' : 'unavailable']),
+      );
+      const problems = Object.fromEntries(
+        names.flatMap((n, i) => (results[i] === undefined ? [] : [[n, results[i]]])),
+      );
+      const ready = results.every((r) => r === undefined);
       if (!ready) res.set('Retry-After', '5');
-      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks });
+      res
+        .status(ready ? 200 : 503)
+        .json({ status: ready ? 'ready' : 'unavailable', checks, ...(ready ? {} : { problems }) });
     },
   );
 

@@ -2,19 +2,19 @@
 // API on an ephemeral port and, unless disabled, a worker on the file's own task queue (and so its
 // own content retention schedule, deleted on stop so schedules do not pile up in the dev server).
 import type { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { startApi } from '../../api/server';
 import { createLogger } from '../../infra/logger';
+import { connectTemporal } from '../../infra/temporal-connection';
 import { connectTemporalClient, createRuntime, type Runtime } from '../../runtime';
 import { startWorker, type WorkerHandle } from '../../start-worker';
 import { testEnv, type TestEnv } from './config';
 import { createTestDatabase, type TestDatabase } from './database';
 import { deleteRetentionSchedule } from './schedules';
 import { Api } from './http';
-import { TEMPORAL_ADDRESS } from './services';
 
 export interface Stack {
   api: Api;
@@ -52,8 +52,8 @@ export async function startStack(
   let connection: NativeConnection | undefined;
   let worker: WorkerHandle | undefined;
   if (options.worker !== false) {
-    // TEMPORAL_ADDRESS unless the caller's env names another dev server (the browser test's).
-    connection = await NativeConnection.connect({ address: env.config.temporalAddress ?? TEMPORAL_ADDRESS });
+    // TEMPORAL_ADDRESS unless the caller's env names another server (the browser test's, a TLS proxy).
+    connection = await connectTemporal(env.config.temporal);
     worker = await startWorker(rt, connection);
   }
   // As in `npm start`: with a worker here, the client shares its connection and starts eagerly.

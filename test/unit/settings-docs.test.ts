@@ -20,7 +20,7 @@ function readmeRows(): { names: string[]; defaults: string }[] {
     .slice(2, end)
     .map((line) => line.split('|').map((cell) => cell.trim()))
     .map(([, names = '', defaults = '']) => ({
-      names: [...names.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!),
+      names: [...names.matchAll(/`([A-Z][A-Z0-9_]*\*?)`/g)].map((m) => m[1]!),
       defaults,
     }));
 }
@@ -29,7 +29,7 @@ function readmeRows(): { names: string[]; defaults: string }[] {
 function envExampleValues(): Map<string, string | null> {
   const values = new Map<string, string | null>();
   for (const line of envExample.split('\n')) {
-    const m = /^(#\s*)?([A-Z][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    const m = /^(#\s*)?([A-Z][A-Z0-9_]*\*?)=(.*)$/.exec(line.trim());
     if (m) values.set(m[2]!, m[1] ? null : m[3]!);
   }
   return values;
