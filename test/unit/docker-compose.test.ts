@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { settingsRead } from '../../infra/config';
 
 const root = join(__dirname, '..', '..');
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -151,6 +152,22 @@ describe('docker-compose.yml (DESIGN §8 scale-out stack)', () => {
     );
     expect(worker['AGENTRY_WORKER_METRICS_PORT']).toBe('9464');
     expect(worker['NODE_OPTIONS']).toMatch(/--max-old-space-size=\d+/);
+  });
+
+  it('the commented Temporal Cloud profile names only settings the configuration reads', () => {
+    const names = new Set(settingsRead().map((s) => s.name));
+    const commented = [...read('docker-compose.yml').matchAll(/^\s*#\s+(TEMPORAL_[A-Z_]+):/gm)].map(
+      (m) => m[1]!,
+    );
+    expect(commented).toEqual(
+      expect.arrayContaining([
+        'TEMPORAL_ADDRESS',
+        'TEMPORAL_NAMESPACE',
+        'TEMPORAL_API_KEY',
+        'TEMPORAL_TLS_CLIENT_CERT_PATH',
+      ]),
+    );
+    expect(commented.filter((name) => !names.has(name))).toEqual([]);
   });
 
   it('DESIGN-8: no secret is written into the file', () => {
