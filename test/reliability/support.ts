@@ -11,8 +11,9 @@ import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Client as PgClient } from 'pg';
 import type { FakeModelServer } from '../fakes/fake-model-server';
+import { expectCleanAnswer, resets } from '../helpers/agent-streams';
 import { localActivityMarkers } from '../helpers/history-text';
-import { ROOT } from '../helpers/services';
+import { ROOT, TEMPORAL_ADDRESS } from '../helpers/services';
 import { freePort } from '../helpers/ports';
 import { sleep, until, waitFor } from '../helpers/wait';
 
@@ -239,6 +240,34 @@ export function expectRetriedModelCall(fake: FakeModelServer, model: string): vo
   const requests = fake.requestsFor(model);
   expect(requests.map((r) => r.aborted)).toEqual([true, false]);
   expect(requests[1]!.body).toEqual(requests[0]!.body);
+}
+
+/**
+ * A worker died mid-stream and another finished the answer: the client saw the first attempt's
+ * text, one `reset` (after `beforeKill` events), then attempt 2's full answer once; the model was
+ * asked twice (the first cut off); attempt 2 started because attempt 1 stopped heartbeating (not
+ * the start-to-close timeout); and the record ends succeeded after 2 attempts.
+ */
+export async function expectRecoveredFromWorkerDeath(run: {
+  events: any[];
+  executionId: string;
+  beforeKill: number;
+  answer: string;
+  fake: FakeModelServer;
+  model: string;
+  databaseUrl: string;
+}): Promise<void> {
+  expectCleanAnswer(run.events, run.answer, 2);
+  expect(resets(run.events)).toHaveLength(1);
+  expect(run.events.findIndex((e) => e.type === 'reset')).toBeGreaterThanOrEqual(run.beforeKill);
+  expectRetriedModelCall(run.fake, run.model);
+  expect(await activityRuns(TEMPORAL_ADDRESS, `execution-${run.executionId}`, 'callModel')).toEqual([
+    { attempt: 2, previousFailure: 'timeout:TIMEOUT_TYPE_HEARTBEAT' },
+  ]);
+  expect(await finishedRecord(run.databaseUrl, run.executionId)).toEqual({
+    status: 'succeeded',
+    attempts: 2,
+  });
 }
 
 /**
