@@ -287,7 +287,7 @@ describe('Temporal settings', () => {
     expect(last).toContain('namespace "no-such-namespace" does not exist (TEMPORAL_NAMESPACE)');
   });
 
-  it('/readyz names Temporal and why once its connection is gone, while the database and Redis are ok', async () => {
+  it('/readyz names Temporal and why once its connection is gone, while the database and Redis are ok; a start with nothing at the address is refused as unreachable', async () => {
     const proxy = await startGrpcTlsProxy({
       target: TEMPORAL_ADDRESS,
       server: await suiteCa.issue({ commonName: 'localhost' }),
@@ -308,6 +308,13 @@ describe('Temporal settings', () => {
     );
     expect(body.checks).toEqual({ database: 'ok', redis: 'ok', temporal: 'unavailable' });
     expect(Object.keys(body.problems)).toEqual(['temporal']);
+    // A process started while nothing answers there refuses to start, saying so.
+    const { last } = await refusal(
+      startWorkerProcess(
+        envWith({ TEMPORAL_ADDRESS: `localhost:${proxy.port}`, TEMPORAL_TLS_SERVER_CA_CERT_PATH: files.ca }),
+      ),
+    );
+    expect(last).toContain('unreachable (TEMPORAL_ADDRESS)');
     expect(body.problems.temporal).toMatch(
       /^unreachable \(TEMPORAL_ADDRESS\)$|closed the connection|no answer/,
     );
