@@ -15,19 +15,31 @@ export interface EmbeddingModel extends named.Resource {
   parameters: Record<string, unknown>;
   hasApiKey: boolean;
   size: number;
+  /** The HNSW index's build parameters (pgvector's `m`, `ef_construction`). */
+  index: HnswParameters;
 }
+
+export interface HnswParameters {
+  m: number;
+  efConstruction: number;
+}
+
+/** pgvector's defaults, and its bounds: m 2–100, ef_construction 4–1000 and at least 2·m. */
+export const DEFAULT_HNSW: HnswParameters = { m: 16, efConstruction: 64 };
 
 interface Row extends named.Row {
   provider: 'hash' | 'openai';
   parameters: Record<string, unknown>;
   has_api_key: boolean;
   size: number;
+  hnsw_m: number;
+  hnsw_ef_construction: number;
 }
 
 export const EMBEDDING_MODEL_FIELDS: ListFields = named.fields({ provider: 'string', size: 'number' });
 
 const SELECT = [
-  ...named.columns('provider', 'parameters', 'size'),
+  ...named.columns('provider', 'parameters', 'size', 'hnsw_m', 'hnsw_ef_construction'),
   'api_key_cipher IS NOT NULL AS has_api_key',
 ];
 
@@ -37,6 +49,7 @@ const toModel = (r: Row): EmbeddingModel => ({
   parameters: r.parameters,
   hasApiKey: r.has_api_key,
   size: r.size,
+  index: { m: r.hnsw_m, efConstruction: r.hnsw_ef_construction },
 });
 
 /** The index of one model's vectors; the id is a server-generated UUID, checked before use. */
@@ -93,11 +106,13 @@ export class EmbeddingModelStore {
           parameters: JSON.stringify(model.parameters),
           api_key_cipher: model.apiKey ? this.keyring.encrypt('embedding-api-key', model.apiKey) : null,
           size: model.size,
+          hnsw_m: model.index.m,
+          hnsw_ef_construction: model.index.efConstruction,
         });
-        // DDL cannot take bind parameters; the id and size are validated server values.
-        const size = Math.trunc(model.size);
+        // DDL cannot take bind parameters; the id, size and parameters are validated server values.
+        const [size, m, ef] = [model.size, model.index.m, model.index.efConstruction].map(Math.trunc);
         await trx.raw(
-          `CREATE INDEX ${hnswIndexName(model.id)} ON fragments USING hnsw ((embedding::vector(${size})) vector_cosine_ops) WHERE embedding_model_id = '${model.id}'`,
+          `CREATE INDEX ${hnswIndexName(model.id)} ON fragments USING hnsw ((embedding::vector(${size})) vector_cosine_ops) WITH (m = ${m}, ef_construction = ${ef}) WHERE embedding_model_id = '${model.id}'`,
         );
       }),
     );

@@ -9,6 +9,7 @@ import * as knowledge from './migrations/002-knowledge';
 import * as agents from './migrations/003-agents';
 import * as prompts from './migrations/004-prompts';
 import * as chains from './migrations/005-chains';
+import * as indexParameters from './migrations/006-index-parameters';
 
 export type { Knex };
 
@@ -21,6 +22,7 @@ const migrations: Record<string, Knex.Migration> = {
   '003-agents': agents,
   '004-prompts': prompts,
   '005-chains': chains,
+  '006-index-parameters': indexParameters,
 };
 
 const migrationSource: Knex.MigrationSource<string> = {

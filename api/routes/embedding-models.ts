@@ -1,10 +1,13 @@
 // /embedding_providers and /embedding_models (SPEC §3).
 import { Router } from 'express';
 import {
+  DEFAULT_HNSW,
   EMBEDDING_MODEL_FIELDS,
   type EmbeddingModel,
   type EmbeddingModelStore,
+  type HnswParameters,
 } from '../../db/embedding-model-store';
+import { InvalidInput } from '../../domain/errors';
 import { parseListQuery } from '../../domain/list-params';
 import type { Principal } from '../../domain/permissions';
 import { newId } from '../../infra/ids';
@@ -38,6 +41,20 @@ export const EMBEDDING_PROVIDERS = [
 
 const DEFAULT_BATCH_SIZE = 64;
 
+/**
+ * The index's build parameters: pgvector's defaults unless given (with `m` alone,
+ * `ef_construction` grows to 2·m); pgvector refuses an `ef_construction` below 2·m.
+ */
+function hnswParameters(index: CreateEmbeddingModelBody['index']): HnswParameters {
+  const m = index?.m ?? DEFAULT_HNSW.m;
+  const efConstruction = index?.ef_construction ?? Math.max(DEFAULT_HNSW.efConstruction, 2 * m);
+  if (efConstruction < 2 * m) {
+    const message = `index.ef_construction (${efConstruction}) must be at least 2 × index.m (${2 * m})`;
+    throw new InvalidInput(message, [{ type: 'minimum', path: 'index.ef_construction', message }]);
+  }
+  return { m, efConstruction };
+}
+
 export const presentEmbeddingModel = (m: EmbeddingModel) => ({
   id: m.id,
   name: m.name,
@@ -45,6 +62,7 @@ export const presentEmbeddingModel = (m: EmbeddingModel) => ({
   provider: m.provider,
   parameters: m.provider === 'openai' ? { ...m.parameters, has_api_key: m.hasApiKey } : m.parameters,
   size: m.size,
+  index: { m: m.index.m, ef_construction: m.index.efConstruction },
   created_at: m.created_at.toISOString(),
   updated_at: m.updated_at.toISOString(),
 });
@@ -58,6 +76,10 @@ const modelSchema = {
     provider: { enum: ['hash', 'openai'] },
     parameters: { type: 'object' },
     size: { type: 'integer' },
+    index: {
+      type: 'object',
+      properties: { m: { type: 'integer' }, ef_construction: { type: 'integer' } },
+    },
     created_at: { type: 'string' },
     updated_at: { type: 'string' },
   },
@@ -120,6 +142,7 @@ export function embeddingModelRoutes(
         provider: req.body.provider,
         parameters,
         size: req.body.size,
+        index: hnswParameters(req.body.index),
         ownerKeyId: principal.keyId,
         ...(apiKey !== undefined ? { apiKey } : {}),
       });

@@ -16,6 +16,15 @@ export const createEmbeddingModelSchema = {
     provider: { enum: ['hash', 'openai'] },
     parameters: { type: 'object' },
     size: { type: 'integer', minimum: 1, maximum: 2000 },
+    index: {
+      type: 'object',
+      additionalProperties: false,
+      description: "The HNSW index's build parameters (pgvector's; ef_construction at least 2·m)",
+      properties: {
+        m: { type: 'integer', minimum: 2, maximum: 100, default: 16 },
+        ef_construction: { type: 'integer', minimum: 4, maximum: 1000, default: 64 },
+      },
+    },
   },
 } as const;
 
@@ -25,6 +34,7 @@ export interface CreateEmbeddingModelBody {
   provider: 'hash' | 'openai';
   parameters?: Record<string, unknown>;
   size: number;
+  index?: { m?: number; ef_construction?: number };
 }
 
 export const hashParametersSchema = { type: 'object', additionalProperties: false, properties: {} } as const;

@@ -150,6 +150,59 @@ describe('§3 embedding models and text splitters', () => {
     expect((await stack.api.get('/embedding_models')).body.data.map((m: any) => m.name)).toEqual(['hash-64']);
   });
 
+  it('issue 15: HNSW build parameters are set per model (defaults m 16, ef_construction 64) and build its index; out of range → 400 naming the field, nothing stored', async () => {
+    const indexdef = async (id: string): Promise<string> =>
+      (
+        await stack.rt.db.raw('SELECT indexdef FROM pg_indexes WHERE indexname = ?', [
+          `fragments_hnsw_${id.replace(/-/g, '')}`,
+        ])
+      ).rows[0]?.indexdef ?? '';
+    expect((await stack.api.get(`/embedding_models/${modelId}`)).body.index).toEqual({
+      m: 16,
+      ef_construction: 64,
+    });
+    expect(await indexdef(modelId)).toMatch(/WITH \(m='16', ef_construction='64'\)/);
+    const tuned = await stack.api.post('/embedding_models', {
+      name: 'tuned',
+      provider: 'hash',
+      size: 32,
+      index: { m: 24, ef_construction: 100 },
+    });
+    expect(tuned.status).toBe(201);
+    expect(tuned.body.index).toEqual({ m: 24, ef_construction: 100 });
+    expect(await indexdef(tuned.body.id)).toMatch(/WITH \(m='24', ef_construction='100'\)/);
+    // With m alone, ef_construction follows it to pgvector's floor of 2·m.
+    const wide = await stack.api.post('/embedding_models', {
+      name: 'wide',
+      provider: 'hash',
+      size: 32,
+      index: { m: 48 },
+    });
+    expect(wide.body.index).toEqual({ m: 48, ef_construction: 96 });
+    for (const [index, field] of [
+      [{ m: 1 }, 'index.m'],
+      [{ m: 101 }, 'index.m'],
+      [{ ef_construction: 3 }, 'index.ef_construction'],
+      [{ ef_construction: 1001 }, 'index.ef_construction'],
+      [{ m: 50, ef_construction: 60 }, 'index.ef_construction'],
+      [{ m: 'x' }, 'index.m'],
+      [{ lists: 100 }, 'index.lists'],
+    ] as const) {
+      const res = await stack.api.post('/embedding_models', {
+        name: 'bad-index',
+        provider: 'hash',
+        size: 8,
+        index,
+      });
+      expect({ index, status: res.status }).toEqual({ index, status: 400 });
+      expect(res.body.errors.map((e: any) => e.path)).toContain(field);
+    }
+    const names = (await stack.api.get('/embedding_models')).body.data.map((m: any) => m.name);
+    expect(names).not.toContain('bad-index');
+    for (const id of [tuned.body.id, wide.body.id])
+      expect((await stack.api.delete(`/embedding_models/${id}`)).status).toBe(204);
+  });
+
   it('§3: an openai model keeps its api_key encrypted and never returns it; an in-use model cannot be deleted (409)', async () => {
     const res = await stack.api.post('/embedding_models', {
       name: 'remote',
