@@ -148,7 +148,7 @@ function read(r: Reader): Config {
       backoffCoefficient: r.num('AGENTRY_LLM_RETRY_BACKOFF', 2, 1),
       maximumIntervalMs: r.int('AGENTRY_LLM_RETRY_MAX_INTERVAL_MS', 30_000, 1),
     },
-    efSearch: r.int('AGENTRY_HNSW_EF_SEARCH', 100, 1, 1000),
+    efSearch: r.int('AGENTRY_HNSW_EF_SEARCH', 400, 1, 1000),
     executeCacheTtlSeconds: r.int('AGENTRY_EXECUTE_CACHE_TTL', 300, 1),
     defaultLlmId: r.uuid('AGENTRY_DEFAULT_LLM_ID'),
     trustProxy: trustProxyOf(r.str('AGENTRY_TRUST_PROXY')),

@@ -42,12 +42,12 @@ export const EMBEDDING_PROVIDERS = [
 const DEFAULT_BATCH_SIZE = 64;
 
 /**
- * The index's build parameters: pgvector's defaults unless given (with `m` alone,
- * `ef_construction` grows to 2·m); pgvector refuses an `ef_construction` below 2·m.
+ * The index's build parameters: DEFAULT_HNSW unless given (its ef_construction is at least
+ * 2 × the largest m); pgvector refuses an `ef_construction` below 2·m.
  */
 function hnswParameters(index: CreateEmbeddingModelBody['index']): HnswParameters {
   const m = index?.m ?? DEFAULT_HNSW.m;
-  const efConstruction = index?.ef_construction ?? Math.max(DEFAULT_HNSW.efConstruction, 2 * m);
+  const efConstruction = index?.ef_construction ?? DEFAULT_HNSW.efConstruction;
   if (efConstruction < 2 * m) {
     const message = `index.ef_construction (${efConstruction}) must be at least 2 × index.m (${2 * m})`;
     throw new InvalidInput(message, [{ type: 'minimum', path: 'index.ef_construction', message }]);

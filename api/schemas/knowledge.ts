@@ -22,7 +22,7 @@ export const createEmbeddingModelSchema = {
       description: "The HNSW index's build parameters (pgvector's; ef_construction at least 2·m)",
       properties: {
         m: { type: 'integer', minimum: 2, maximum: 100, default: 16 },
-        ef_construction: { type: 'integer', minimum: 4, maximum: 1000, default: 64 },
+        ef_construction: { type: 'integer', minimum: 4, maximum: 1000, default: 200 },
       },
     },
   },

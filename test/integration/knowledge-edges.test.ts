@@ -241,6 +241,36 @@ describe('SR-5 filtered search through the HNSW index', () => {
     expect(control.rowCounts.filter((n) => n < 5).length).toBeGreaterThan(0);
   });
 
+  it('issue 15: a candidate pool that covers every matching fragment re-ranks to exactly the exact scan, through the HNSW index', async () => {
+    const model = (await stack.rt.embeddingModels.get(hashModelId))!;
+    const scope: SearchScope = {
+      pipelineId,
+      embeddingModelId: hashModelId,
+      size: model.size,
+      classifications: ['public'],
+      filter: compileFilter(parseFilter(FILTER), 'f.metadata'),
+    };
+    const statements: Statement[] = [];
+    const stop = capture(stack.rt.db, statements);
+    try {
+      for (const query of queries) {
+        // A small ef_search makes the index's own order approximate; the pool holds all KEPT rows.
+        const store = new FragmentStore(stack.rt.db, stack.rt.documents, 10);
+        const hits = await store.nearest(scope, hashEmbedding(query, HASH_SIZE), 5, false, KEPT);
+        const exact = await exactNearest(query, 5);
+        expect(hits.map((h) => h.distance)).toEqual([...hits.map((h) => h.distance)].sort((a, b) => a - b));
+        const wrong = hits.filter((h) => !exact.ids.has(h.id) && Math.abs(h.distance - exact.kth) > 1e-5);
+        expect({ query, wrong }).toEqual({ query, wrong: [] });
+      }
+    } finally {
+      stop();
+    }
+    expect(statements[0]!.sql).toMatch(
+      /^with "pool" as materialized \(select .* limit \$\d+\) select \* from "pool" order by "distance" asc limit \$\d+$/,
+    );
+    expect((await replay(statements, { 'hnsw.ef_search': '10' })).plan).toContain(HNSW_INDEX());
+  });
+
   it('SR-5: with a small ef_search and only the HNSW index usable, the store still returns k = 5 for every query', async () => {
     const model = (await stack.rt.embeddingModels.get(hashModelId))!;
     const scope: SearchScope = {

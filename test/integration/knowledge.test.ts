@@ -150,7 +150,7 @@ describe('§3 embedding models and text splitters', () => {
     expect((await stack.api.get('/embedding_models')).body.data.map((m: any) => m.name)).toEqual(['hash-64']);
   });
 
-  it('issue 15: HNSW build parameters are set per model (defaults m 16, ef_construction 64) and build its index; out of range → 400 naming the field, nothing stored', async () => {
+  it('issue 15: HNSW build parameters are set per model (defaults m 16, ef_construction 200) and build its index; out of range → 400 naming the field, nothing stored', async () => {
     const indexdef = async (id: string): Promise<string> =>
       (
         await stack.rt.db.raw('SELECT indexdef FROM pg_indexes WHERE indexname = ?', [
@@ -159,9 +159,9 @@ describe('§3 embedding models and text splitters', () => {
       ).rows[0]?.indexdef ?? '';
     expect((await stack.api.get(`/embedding_models/${modelId}`)).body.index).toEqual({
       m: 16,
-      ef_construction: 64,
+      ef_construction: 200,
     });
-    expect(await indexdef(modelId)).toMatch(/WITH \(m='16', ef_construction='64'\)/);
+    expect(await indexdef(modelId)).toMatch(/WITH \(m='16', ef_construction='200'\)/);
     const tuned = await stack.api.post('/embedding_models', {
       name: 'tuned',
       provider: 'hash',
@@ -171,14 +171,14 @@ describe('§3 embedding models and text splitters', () => {
     expect(tuned.status).toBe(201);
     expect(tuned.body.index).toEqual({ m: 24, ef_construction: 100 });
     expect(await indexdef(tuned.body.id)).toMatch(/WITH \(m='24', ef_construction='100'\)/);
-    // With m alone, ef_construction follows it to pgvector's floor of 2·m.
+    // Either alone takes the other's default.
     const wide = await stack.api.post('/embedding_models', {
       name: 'wide',
       provider: 'hash',
       size: 32,
       index: { m: 48 },
     });
-    expect(wide.body.index).toEqual({ m: 48, ef_construction: 96 });
+    expect(wide.body.index).toEqual({ m: 48, ef_construction: 200 });
     for (const [index, field] of [
       [{ m: 1 }, 'index.m'],
       [{ m: 101 }, 'index.m'],
