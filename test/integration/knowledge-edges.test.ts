@@ -179,6 +179,18 @@ describe('SR-5 filtered search through the HNSW index', () => {
     );
   }, 60_000);
 
+  /** The store's scope of the searches above: public fragments the 5 % filter keeps. */
+  async function publicFilteredScope(): Promise<SearchScope> {
+    const model = (await stack.rt.embeddingModels.get(hashModelId))!;
+    return {
+      pipelineId,
+      embeddingModelId: hashModelId,
+      size: model.size,
+      classifications: ['public'],
+      filter: compileFilter(parseFilter(FILTER), 'f.metadata'),
+    };
+  }
+
   /** The exact k nearest of the rows the filter keeps, computed in the test from stored vectors. */
   async function exactNearest(query: string, k: number): Promise<{ ids: Set<string>; kth: number }> {
     const rows = (await stack.rt
@@ -242,14 +254,7 @@ describe('SR-5 filtered search through the HNSW index', () => {
   });
 
   it('issue 15: a candidate pool that covers every matching fragment re-ranks to exactly the exact scan, through the HNSW index', async () => {
-    const model = (await stack.rt.embeddingModels.get(hashModelId))!;
-    const scope: SearchScope = {
-      pipelineId,
-      embeddingModelId: hashModelId,
-      size: model.size,
-      classifications: ['public'],
-      filter: compileFilter(parseFilter(FILTER), 'f.metadata'),
-    };
+    const scope = await publicFilteredScope();
     const statements: Statement[] = [];
     const stop = capture(stack.rt.db, statements);
     try {
@@ -272,14 +277,7 @@ describe('SR-5 filtered search through the HNSW index', () => {
   });
 
   it('SR-5: with a small ef_search and only the HNSW index usable, the store still returns k = 5 for every query', async () => {
-    const model = (await stack.rt.embeddingModels.get(hashModelId))!;
-    const scope: SearchScope = {
-      pipelineId,
-      embeddingModelId: hashModelId,
-      size: model.size,
-      classifications: ['public'],
-      filter: compileFilter(parseFilter(FILTER), 'f.metadata'),
-    };
+    const scope = await publicFilteredScope();
     const forced = { enable_seqscan: 'off', enable_bitmapscan: 'off', enable_sort: 'off' };
     const statements: Statement[] = [];
     await stack.rt.db.transaction(async (trx) => {
