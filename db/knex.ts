@@ -3,7 +3,7 @@
 import knex from 'knex';
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { isCertificateError } from '../infra/tls-errors';
+import { connectionProblem, type ConnectionProblem } from '../infra/connection-errors';
 import * as foundation from './migrations/001-foundation';
 import * as knowledge from './migrations/002-knowledge';
 import * as agents from './migrations/003-agents';
@@ -61,26 +61,25 @@ export async function migrate(db: Knex): Promise<void> {
   await db.migrate.latest({ migrationSource });
 }
 
-/** Connection-level failures at start, by what to fix in DATABASE_URL (pg errors never quote it). */
-const START_PROBLEMS: Array<[(err: { code?: unknown; message: string }) => boolean, string]> = [
-  [isCertificateError, "TLS: the server certificate was not accepted (the URL's sslrootcert and host)"],
-  [
-    (e) => /does not support SSL/i.test(e.message),
-    'the URL asks for TLS (sslmode) but the server does not offer it',
-  ],
-  [(e) => e.code === '28P01' || e.code === '28000', 'the server refused the user or password'],
-  [(e) => e.code === '3D000', 'the database does not exist'],
-  [
-    (e) =>
-      typeof e.code === 'string' &&
-      /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH)$/.test(e.code),
-    'unreachable',
-  ],
-];
+/** What to fix in DATABASE_URL, by the kind of failure at start (pg errors never quote the URL). */
+const START_PROBLEMS: Record<ConnectionProblem, string> = {
+  certificate: "TLS: the server certificate was not accepted (the URL's sslrootcert and host)",
+  credentials: 'the server refused the user or password',
+  unreachable: 'unreachable',
+};
+
+/** PostgreSQL's own refusals at start that are not a connection failure. */
+function serverRefusal(e: { code?: unknown; message: string }): string | undefined {
+  if (/does not support SSL/i.test(e.message))
+    return 'the URL asks for TLS (sslmode) but the server does not offer it';
+  if (e.code === '3D000') return 'the database does not exist';
+  return undefined;
+}
 
 /** The first use of the database failed: an error naming DATABASE_URL and what to fix, if it can tell. */
 export function databaseStartError(err: unknown): unknown {
-  const e = err as { code?: unknown; message: string };
-  const known = err instanceof Error ? START_PROBLEMS.find(([matches]) => matches(e)) : undefined;
-  return known ? new Error(`DATABASE_URL: ${known[1]}: ${e.message}`) : err;
+  if (!(err instanceof Error)) return err;
+  const kind = connectionProblem(err);
+  const known = kind ? START_PROBLEMS[kind] : serverRefusal(err);
+  return known ? new Error(`DATABASE_URL: ${known}: ${err.message}`) : err;
 }

@@ -19,7 +19,7 @@ import {
   type RedisClientType,
 } from 'redis';
 import type { Logger } from './logger';
-import { isCertificateError } from './tls-errors';
+import { isCertificateError } from './connection-errors';
 
 export type RedisClient = RedisClientType;
 

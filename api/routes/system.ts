@@ -1,6 +1,7 @@
 // Unauthenticated operational endpoints (SPEC §1, §16): root, liveness, readiness, metrics,
 // the OpenAPI document and its interactive reference.
 import { Router } from 'express';
+import { connectionProblem, type ConnectionProblem } from '../../infra/connection-errors';
 import swaggerUi from 'swagger-ui-express';
 import type { ApiMetrics } from '../metrics';
 import { buildOpenApi } from '../openapi';
@@ -38,19 +39,18 @@ async function check(fn: () => Promise<unknown>): Promise<string | undefined> {
   }
 }
 
-/** Node's and the drivers' error codes, by kind. */
-const KINDS: Array<[RegExp, string]> = [
-  [/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ECONNRESET)$/, 'unreachable'],
-  [/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/, 'TLS: the server certificate was not accepted'],
-  [/^(28P01|28000)$/, 'the credentials were refused'],
-];
+const SAID: Record<ConnectionProblem, string> = {
+  certificate: 'TLS: the server certificate was not accepted',
+  credentials: 'the credentials were refused',
+  unreachable: 'unreachable',
+};
 
 function problemOf(err: unknown): string {
-  const { reason, code, message } = err as { reason?: unknown; code?: unknown; message?: unknown };
+  const { reason, message } = err as { reason?: unknown; message?: unknown };
   if (typeof reason === 'string') return reason;
   if (message === TIMED_OUT) return TIMED_OUT;
-  if (typeof code === 'string') for (const [pattern, kind] of KINDS) if (pattern.test(code)) return kind;
-  if (typeof message === 'string' && /WRONGPASS|NOAUTH/.test(message)) return 'the credentials were refused';
+  const kind = connectionProblem(err);
+  if (kind) return SAID[kind];
   if (typeof message === 'string' && /closed|offline|not connected/i.test(message)) return 'unreachable';
   return 'unavailable';
 }
