@@ -246,6 +246,8 @@ describe('SR-5 filtered search through the HNSW index', () => {
     expect(statements).toHaveLength(queries.length);
     const asRun = await replay(statements, {});
     expect(asRun.plan).toContain(HNSW_INDEX());
+    // Issue 15: the index is asked for a pool of 2k, cut to k by exact distance.
+    expect(statements.every((st) => st.bindings.slice(-2).join(',') === '10,5')).toBe(true);
     // ...and without iterative scans that index stops at ef_search candidates, of which about 5 %
     // pass the filter: this control shows the searches above depend on them.
     const control = await replay(statements, { 'hnsw.iterative_scan': 'off', 'hnsw.ef_search': '40' });
