@@ -4,9 +4,11 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { IngestionStore } from '../db/ingestion-store';
-import type { EmbeddingModelStore } from '../db/embedding-model-store';
+import type { EmbeddingModel, EmbeddingModelStore } from '../db/embedding-model-store';
+import type { DocumentVersion } from '../db/document-store';
 import type { PipelineStore } from '../db/pipeline-store';
 import type { TextSplitterStore } from '../db/text-splitter-store';
+import type { VectorIndexStore } from '../db/vector-index';
 import { EmbeddingError } from '../infra/embedders';
 import { splitText } from '../infra/text-splitters';
 import type { Limits } from '../domain/limits';
@@ -19,6 +21,7 @@ export interface IngestionDeps extends Pick<SearchDeps, 'embeddingModels'> {
   pipelines: PipelineStore;
   textSplitters: TextSplitterStore;
   embeddingModels: EmbeddingModelStore;
+  vectorIndexes: VectorIndexStore;
   /** SPEC §18: no fragment longer than the configured fragment limit. */
   limits: Pick<Limits, 'fragmentChars'>;
 }
@@ -44,8 +47,198 @@ function classify(err: unknown): unknown {
   });
 }
 
+/** What a group of a batch left to the workflow: staged versions to embed, and indexes to build. */
+export interface IngestedGroup {
+  /** How many of the batch's versions this group took; 0 once none is left. */
+  consumed: number;
+  /** Versions staged for an embedding server, with their fragment counts. */
+  staged: { documentVersionId: string; fragmentCount: number }[];
+  /** Embedding models whose index is absent (deferred for this load): build after the batch. */
+  indexesToBuild: string[];
+}
+
+/**
+ * A group of a batch holds about this many fragments: large enough that a statement carries many
+ * rows, small enough that a local activity stays well under a workflow task's timeout and that
+ * progress moves (docs/decisions.md).
+ */
+const GROUP_FRAGMENTS = 2000;
+/** Documents read (and decrypted) at once while a group fills. */
+const READ_DOCUMENTS = 50;
+
 export function createIngestionActivities(deps: IngestionDeps) {
+  /** Embeds staged fragments and stores their embeddings, heartbeating while the server works. */
+  const embedAndStore = async (
+    textSearchConfig: string,
+    model: EmbeddingModel,
+    pending: { id: string; text: string }[],
+  ): Promise<void> => {
+    if (pending.length === 0) return;
+    const ctx = Context.current();
+    ctx.heartbeat();
+    // Beat while the embedding server works: a healthy call slower than the heartbeat timeout
+    // (several server batches) would otherwise be retried while it still runs, embedding twice.
+    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+    try {
+      const vectors = await (await embedderFor(deps, model)).embed(pending.map((p) => p.text));
+      await deps.ingestions.storeEmbeddings(
+        textSearchConfig,
+        pending.map((p, i) => ({ id: p.id, text: p.text, embedding: vectors[i]! })),
+      );
+    } catch (err) {
+      throw classify(err);
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  /** Chunks of a version's content, with the lookups of its pipeline, splitter and model cached. */
+  const splitter = (cache = new Map<string, Promise<unknown>>()) => {
+    const once = <T>(key: string, load: () => Promise<T>): Promise<T> => {
+      if (!cache.has(key)) cache.set(key, load());
+      return cache.get(key) as Promise<T>;
+    };
+    return async (version: DocumentVersion, content: string) => {
+      const pipeline = await once(`p:${version.pipeline_id}`, () => deps.pipelines.get(version.pipeline_id));
+      const textSplitter = await once(`s:${version.text_splitter_id}`, () =>
+        deps.textSplitters.get(version.text_splitter_id),
+      );
+      if (!pipeline || !textSplitter) throw gone(pipeline ? 'The text splitter' : 'The pipeline');
+      const model = await once(`m:${pipeline.embedding_model_id}`, () =>
+        deps.embeddingModels.get(pipeline.embedding_model_id),
+      );
+      if (!model) throw gone('The embedding model');
+      const chunks = (
+        await splitText(textSplitter.provider, textSplitter.parameters, content, deps.limits.fragmentChars)
+      ).filter((c) => /[\p{L}\p{N}]/u.test(c));
+      return { pipeline, model, chunks };
+    };
+  };
+
   return {
+    /**
+     * One group of a batch (issue 15): takes the batch's versions from position `from` on until
+     * about GROUP_FRAGMENTS fragments. Versions of the built-in embedder are embedded and made
+     * ready here, in a few statements for the whole group (their model's index deferred first when
+     * the load is large); the others are staged for `embedStaged`. A version whose pipeline,
+     * splitter or model is gone fails alone; ready or failed versions (a retry) are skipped.
+     */
+    async ingestDocuments(input: { batchId: string; from: number }): Promise<IngestedGroup> {
+      const split = splitter();
+      const staged: IngestedGroup['staged'] = [];
+      const loads = new Map<string, Parameters<IngestionStore['loadVersions']>[2]>();
+      const loadOf = new Map<string, { modelId: string; config: string }>();
+      let consumed = 0;
+      let fragments = 0;
+      while (fragments < GROUP_FRAGMENTS) {
+        const ids = await deps.ingestions.batchVersionIds(
+          input.batchId,
+          input.from + consumed,
+          READ_DOCUMENTS,
+        );
+        if (ids.length === 0) break;
+        consumed += ids.length;
+        for (const { version, content } of await deps.ingestions.startIngestions(ids)) {
+          if (version.status !== 'processing') continue;
+          let prepared: Awaited<ReturnType<ReturnType<typeof splitter>>>;
+          try {
+            prepared = await split(version, content);
+          } catch (err) {
+            if (!(err instanceof ApplicationFailure) || err.type !== IngestionFailure.DocumentGone) throw err;
+            await deps.ingestions.failIngestion(version.versionId, err.message);
+            continue;
+          }
+          const { pipeline, model, chunks } = prepared;
+          fragments += chunks.length;
+          if (model.provider !== 'hash') {
+            await deps.ingestions.stageFragments(
+              version,
+              model.id,
+              chunks.map((text, ordinal) => ({ ordinal, text })),
+            );
+            staged.push({ documentVersionId: version.versionId, fragmentCount: chunks.length });
+            continue;
+          }
+          const vectors = await (await embedderFor(deps, model)).embed(chunks);
+          const key = `${model.id}:${pipeline.text_search_config}`;
+          loadOf.set(key, { modelId: model.id, config: pipeline.text_search_config });
+          const group = loads.get(key) ?? [];
+          loads.set(key, group);
+          group.push({
+            versionId: version.versionId,
+            chunks: chunks.map((text, ordinal) => ({ ordinal, text, embedding: vectors[ordinal]! })),
+          });
+        }
+      }
+      const indexesToBuild = new Set<string>();
+      for (const [key, group] of loads) {
+        const { modelId, config } = loadOf.get(key)!;
+        const incoming = group.reduce((n, l) => n + l.chunks.length, 0);
+        if (await deps.vectorIndexes.deferForLoad(modelId, incoming)) indexesToBuild.add(modelId);
+        await deps.ingestions.loadVersions(modelId, config, group);
+      }
+      return { consumed, staged, indexesToBuild: [...indexesToBuild] };
+    },
+
+    /**
+     * Embeds the staged fragments of several versions that lack one among positions
+     * [from, from + count) of their fragments: one range of a batch, sent to the embedding server
+     * in its batch size whatever the documents' sizes.
+     */
+    async embedStaged(input: { documentVersionIds: string[]; from: number; count: number }): Promise<void> {
+      const [first] = await deps.ingestions.startIngestions(input.documentVersionIds.slice(0, 1));
+      const pipeline = first && (await deps.pipelines.get(first.version.pipeline_id));
+      if (!pipeline) throw gone('The pipeline');
+      const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
+      if (!model) throw gone('The embedding model');
+      const pending = await deps.ingestions.unembeddedOf(input.documentVersionIds, input.from, input.count);
+      await embedAndStore(pipeline.text_search_config, model, pending);
+    },
+
+    /**
+     * Staged versions become ready together (DOC-2 for each), their model's index deferred first
+     * when the load is large; returns the models whose index is absent.
+     */
+    async finishIngestions(input: { documentVersionIds: string[] }): Promise<{ indexesToBuild: string[] }> {
+      const versions = await deps.ingestions.stagedVersions(input.documentVersionIds);
+      const indexesToBuild = new Set<string>();
+      for (const [modelId, fragmentCount] of versions)
+        if (await deps.vectorIndexes.deferForLoad(modelId, fragmentCount)) indexesToBuild.add(modelId);
+      await deps.ingestions.finishIngestions(input.documentVersionIds);
+      return { indexesToBuild: [...indexesToBuild] };
+    },
+
+    /** What an unexpected failure of a batch leaves: its versions not yet ready fail with `error`. */
+    async failBatch(input: { batchId: string; error: string }): Promise<void> {
+      await deps.ingestions.failBatch(input.batchId, input.error);
+    },
+
+    /** Versions whose staged fragments are not all embedded fail with `error`; returns them. */
+    async failUnembedded(input: { documentVersionIds: string[]; error: string }): Promise<string[]> {
+      const failed = await deps.ingestions.withUnembedded(input.documentVersionIds);
+      for (const id of failed) await deps.ingestions.failIngestion(id, input.error);
+      return failed;
+    },
+
+    /**
+     * Builds an embedding model's index deferred by large loads once no batch of its pipelines is
+     * left to ingest (the last one builds it), heartbeating while PostgreSQL builds it.
+     */
+    async buildVectorIndex(input: {
+      embeddingModelId: string;
+    }): Promise<'built' | 'ready' | 'busy' | 'loading'> {
+      if (await deps.ingestions.batchesInFlight(input.embeddingModelId)) return 'loading';
+      const model = await deps.embeddingModels.get(input.embeddingModelId);
+      if (!model) return 'ready';
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+      try {
+        return await deps.vectorIndexes.buildIfAbsent(model);
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
     /**
      * Splits the content and stages the fragments; returns how many there are (no text). With the
      * built-in `hash` embedder (CPU only, no server, nothing to retry) the chunks are embedded here
@@ -54,19 +247,11 @@ export function createIngestionActivities(deps: IngestionDeps) {
     async prepareIngestion(documentVersionId: string): Promise<{ fragmentCount: number; embedded: boolean }> {
       const started = await deps.ingestions.startIngestion(documentVersionId);
       if (!started) throw gone('The document version');
-      const { version, content } = started;
-      const pipeline = await deps.pipelines.get(version.pipeline_id);
-      const splitter = await deps.textSplitters.get(version.text_splitter_id);
-      if (!pipeline || !splitter) throw gone(pipeline ? 'The text splitter' : 'The pipeline');
-      const chunks = (
-        await splitText(splitter.provider, splitter.parameters, content, deps.limits.fragmentChars)
-      ).filter((c) => /[\p{L}\p{N}]/u.test(c));
-      const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
-      if (!model) throw gone('The embedding model');
+      const { pipeline, model, chunks } = await splitter()(started.version, started.content);
       const embedded = model.provider === 'hash';
       const vectors = embedded ? await (await embedderFor(deps, model)).embed(chunks) : [];
       await deps.ingestions.stageFragments(
-        version,
+        started.version,
         model.id,
         chunks.map((text, ordinal) => ({
           ordinal,
@@ -86,23 +271,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
       const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
       if (!model) throw gone('The embedding model');
       const pending = await deps.ingestions.unembedded(input.documentVersionId, input.from, input.count);
-      if (pending.length === 0) return;
-      const ctx = Context.current();
-      ctx.heartbeat();
-      // Beat while the embedding server works: a healthy call slower than the heartbeat timeout
-      // (several server batches) would otherwise be retried while it still runs, embedding twice.
-      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
-      try {
-        const vectors = await (await embedderFor(deps, model)).embed(pending.map((p) => p.text));
-        await deps.ingestions.storeEmbeddings(
-          pipeline.text_search_config,
-          pending.map((p, i) => ({ id: p.id, text: p.text, embedding: vectors[i]! })),
-        );
-      } catch (err) {
-        throw classify(err);
-      } finally {
-        clearInterval(beat);
-      }
+      await embedAndStore(pipeline.text_search_config, model, pending);
     },
 
     /** DOC-2: makes the version current and expires the previous one in one transaction. */

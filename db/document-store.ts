@@ -93,6 +93,21 @@ function nextVersion(): number {
   return lastVersion;
 }
 
+/** A `documents:batch` request's documents, ingested together (issue 15). */
+export interface DocumentBatch {
+  id: string;
+  pipeline_id: string;
+  /** `done` once every document is ready or failed. */
+  status: 'processing' | 'done';
+  documents: { total: number; pending: number; processing: number; ready: number; failed: number };
+  /** Fragments stored of those of the documents split so far (a document's count is known once split). */
+  fragments: { done: number; total: number };
+  created_at: Date;
+}
+
+/** Rows per INSERT statement (PostgreSQL takes at most 65,535 bind parameters in one). */
+const INSERT_CHUNK = 500;
+
 export class DocumentStore {
   constructor(
     private readonly db: Knex,
@@ -100,45 +115,126 @@ export class DocumentStore {
   ) {}
 
   /** Stores a new version with its encrypted content (status pending). */
-  async createVersions(docs: NewDocument[]): Promise<DocumentVersion[]> {
+  /**
+   * Stores new versions, in one transaction and a few statements however many there are. A
+   * document whose `external_id` exists in its pipeline gets a new version under the same document
+   * id (DOC-2), as does a repeated `external_id` within `docs`; with `batchId` the versions belong
+   * to that new batch of the pipeline.
+   */
+  async createVersions(docs: NewDocument[], batchId?: string): Promise<DocumentVersion[]> {
     return this.db.transaction(async (trx) => {
-      const out: DocumentVersion[] = [];
-      for (const doc of docs) {
+      const now = new Date();
+      if (batchId)
+        await trx('document_batches').insert({
+          id: batchId,
+          pipeline_id: docs[0]!.pipelineId,
+          document_count: docs.length,
+          created_at: now,
+        });
+      const keyOf = (d: { pipelineId: string; externalId: string | null }) =>
+        `${d.pipelineId}:${d.externalId}`;
+      const keyed = docs.filter((d) => d.externalId !== null);
+      // Serialise versions of one external id (two concurrent POSTs get distinct versions); the
+      // keys are locked in one order so that two batches sharing keys cannot deadlock.
+      const keys = [...new Set(keyed.map(keyOf))].sort();
+      if (keys.length > 0)
+        await trx.raw('SELECT count(pg_advisory_xact_lock(hashtext(k))) FROM unnest(?::text[]) AS k', [keys]);
+      const latest = new Map<string, { documentId: string; version: number }>();
+      for (const pipelineId of new Set(keyed.map((d) => d.pipelineId))) {
+        const rows = (await trx('document_versions')
+          .distinctOn('external_id')
+          .where({ pipeline_id: pipelineId })
+          .whereIn('external_id', [
+            ...new Set(keyed.filter((d) => d.pipelineId === pipelineId).map((d) => d.externalId!)),
+          ])
+          .orderBy([{ column: 'external_id' }, { column: 'version', order: 'desc' }])
+          .select('external_id', 'document_id', 'version')) as {
+          external_id: string;
+          document_id: string;
+          version: string;
+        }[];
+        for (const r of rows)
+          latest.set(keyOf({ pipelineId, externalId: r.external_id }), {
+            documentId: r.document_id,
+            version: Number(r.version),
+          });
+      }
+      const rows = docs.map((doc) => {
         let documentId = newId();
         let version = nextVersion();
         if (doc.externalId !== null) {
-          // Serialise versions of one external id (two concurrent POSTs get distinct versions).
-          await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`${doc.pipelineId}:${doc.externalId}`]);
-          const existing = await trx('document_versions')
-            .where({ pipeline_id: doc.pipelineId, external_id: doc.externalId })
-            .orderBy('version', 'desc')
-            .first('document_id', 'version');
+          const existing = latest.get(keyOf(doc));
           if (existing) {
-            documentId = existing.document_id as string;
-            version = Math.max(version, Number(existing.version) + 1);
+            documentId = existing.documentId;
+            version = Math.max(version, existing.version + 1);
           }
+          latest.set(keyOf(doc), { documentId, version });
         }
-        const now = new Date();
-        const [row] = await trx('document_versions')
-          .insert({
-            id: newId(),
-            document_id: documentId,
-            pipeline_id: doc.pipelineId,
-            external_id: doc.externalId,
-            classification: doc.classification,
-            metadata: JSON.stringify(doc.metadata),
-            version,
-            status: 'pending',
-            content_cipher: this.keyring.encrypt('content', doc.content),
-            text_splitter_id: doc.textSplitterId,
-            created_at: now,
-            updated_at: now,
-          })
-          .returning(VERSION_COLUMNS);
-        out.push(toVersion(row as VersionRow));
+        return {
+          id: newId(),
+          document_id: documentId,
+          pipeline_id: doc.pipelineId,
+          external_id: doc.externalId,
+          classification: doc.classification,
+          metadata: JSON.stringify(doc.metadata),
+          version,
+          status: 'pending',
+          content_cipher: this.keyring.encrypt('content', doc.content),
+          text_splitter_id: doc.textSplitterId,
+          batch_id: batchId ?? null,
+          created_at: now,
+          updated_at: now,
+        };
+      });
+      const stored = new Map<string, DocumentVersion>();
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        const inserted = (await trx('document_versions')
+          .insert(rows.slice(i, i + INSERT_CHUNK))
+          .returning(VERSION_COLUMNS)) as VersionRow[];
+        for (const r of inserted) stored.set(r.id, toVersion(r));
       }
-      return out;
+      return rows.map((r) => stored.get(r.id)!);
     });
+  }
+
+  /**
+   * A batch's progress, from its versions: documents by status and fragments done (in ready
+   * versions, or staged with their embedding) of the fragments of the documents split so far.
+   */
+  async batch(pipelineId: string, batchId: string): Promise<DocumentBatch | null> {
+    const row = (
+      await this.db.raw(
+        `SELECT b.id, b.pipeline_id, b.document_count, b.created_at,
+           count(*) FILTER (WHERE v.status = 'pending')::int AS pending,
+           count(*) FILTER (WHERE v.status = 'processing')::int AS processing,
+           count(*) FILTER (WHERE v.status = 'ready')::int AS ready,
+           count(*) FILTER (WHERE v.status = 'failed')::int AS failed,
+           coalesce(sum(v.fragment_count) FILTER (WHERE v.status <> 'failed'), 0)::int AS fragments_total,
+           coalesce(sum(v.fragment_count) FILTER (WHERE v.status = 'ready'), 0)::int
+             + (SELECT count(*) FROM fragment_staging s JOIN document_versions sv ON sv.id = s.document_version_id
+                WHERE sv.batch_id = b.id AND sv.status = 'processing' AND s.embedding IS NOT NULL)::int AS fragments_done
+         FROM document_batches b LEFT JOIN document_versions v ON v.batch_id = b.id
+         WHERE b.id = ? AND b.pipeline_id = ?
+         GROUP BY b.id`,
+        [batchId, pipelineId],
+      )
+    ).rows[0] as Record<string, number | string | Date> | undefined;
+    if (!row) return null;
+    const documents = {
+      total: row.document_count as number,
+      pending: row.pending as number,
+      processing: row.processing as number,
+      ready: row.ready as number,
+      failed: row.failed as number,
+    };
+    return {
+      id: row.id as string,
+      pipeline_id: row.pipeline_id as string,
+      status: documents.ready + documents.failed === documents.total ? 'done' : 'processing',
+      documents,
+      fragments: { done: row.fragments_done as number, total: row.fragments_total as number },
+      created_at: row.created_at as Date,
+    };
   }
 
   /** The document as clients see it: its latest version, unless the document was deleted. */

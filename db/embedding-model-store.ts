@@ -5,9 +5,9 @@ import { Conflict } from '../domain/errors';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
 import type { KeyRing } from '../infra/crypto';
-import { isUuid } from '../infra/ids';
 import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
+import { hnswIndexDdl, hnswIndexName } from './vector-index';
 
 export interface EmbeddingModel extends named.Resource {
   provider: 'hash' | 'openai';
@@ -55,12 +55,6 @@ const toModel = (r: Row): EmbeddingModel => ({
   size: r.size,
   index: { m: r.hnsw_m, efConstruction: r.hnsw_ef_construction },
 });
-
-/** The index of one model's vectors; the id is a server-generated UUID, checked before use. */
-export function hnswIndexName(modelId: string): string {
-  if (!isUuid(modelId)) throw new Error('invalid embedding model id');
-  return `fragments_hnsw_${modelId.replace(/-/g, '')}`;
-}
 
 export class EmbeddingModelStore {
   /** The selected columns, the computed `has_api_key` as raw SQL; built once. */
@@ -113,11 +107,7 @@ export class EmbeddingModelStore {
           hnsw_m: model.index.m,
           hnsw_ef_construction: model.index.efConstruction,
         });
-        // DDL cannot take bind parameters; the id, size and parameters are validated server values.
-        const [size, m, ef] = [model.size, model.index.m, model.index.efConstruction].map(Math.trunc);
-        await trx.raw(
-          `CREATE INDEX ${hnswIndexName(model.id)} ON fragments USING hnsw ((embedding::vector(${size})) vector_cosine_ops) WITH (m = ${m}, ef_construction = ${ef}) WHERE embedding_model_id = '${model.id}'`,
-        );
+        await trx.raw(hnswIndexDdl(model));
       }),
     );
     return (await this.get(model.id))!;

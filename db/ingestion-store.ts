@@ -13,6 +13,12 @@ const FRAGMENT_NAMESPACE = '3b0f7f5e-2f55-4a8c-8f0e-7a3f0b9e6c21';
 const fragmentId = (versionId: string, ordinal: number): string =>
   uuidv5(`${versionId}:${ordinal}`, FRAGMENT_NAMESPACE);
 
+const FRAGMENT_COLUMNS = `id, document_id, document_version_id, pipeline_id, embedding_model_id, classification,
+  metadata, ordinal, version, text_cipher, embedding, tsv, current, expired_at, created_at`;
+
+/** Fragments per INSERT (6 bind parameters each; PostgreSQL takes at most 65,535). */
+const LOAD_CHUNK = 1000;
+
 export interface StagedChunk {
   ordinal: number;
   text: string;
@@ -34,20 +40,32 @@ export class IngestionStore {
 
   /** Marks the version processing and returns its decrypted content, or null if it is gone. */
   async startIngestion(versionId: string): Promise<{ version: DocumentVersion; content: string } | null> {
-    const row = await this.db('document_versions')
-      .where({ id: versionId })
-      .first([...VERSION_COLUMNS, 'content_cipher']);
-    if (!row) return null;
-    if (row.status === 'pending') {
+    return (await this.startIngestions([versionId]))[0] ?? null;
+  }
+
+  /** startIngestion for many versions, in the order asked; versions that are gone are left out. */
+  async startIngestions(versionIds: string[]): Promise<{ version: DocumentVersion; content: string }[]> {
+    const rows = (await this.db('document_versions')
+      .whereIn('id', versionIds)
+      .select([...VERSION_COLUMNS, 'content_cipher'])) as (VersionRow & { content_cipher: Buffer })[];
+    const pending = rows.filter((r) => r.status === 'pending').map((r) => r.id);
+    if (pending.length > 0)
       await this.db('document_versions')
-        .where({ id: versionId, status: 'pending' })
+        .whereIn('id', pending)
+        .where({ status: 'pending' })
         .update({ status: 'processing', updated_at: new Date() });
-      row.status = 'processing';
-    }
-    return {
-      version: toVersion(row as VersionRow),
-      content: this.keyring.decrypt('content', row.content_cipher as Buffer).toString('utf8'),
-    };
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return versionIds.flatMap((id) => {
+      const row = byId.get(id);
+      if (!row) return [];
+      if (row.status === 'pending') row.status = 'processing';
+      return [
+        {
+          version: toVersion(row),
+          content: this.keyring.decrypt('content', row.content_cipher).toString('utf8'),
+        },
+      ];
+    });
   }
 
   /**
@@ -91,6 +109,63 @@ export class IngestionStore {
     }));
   }
 
+  /**
+   * Staged fragments of several versions that still lack an embedding, among positions
+   * [from, from + count) of their fragments in (version, ordinal) order; texts decrypted.
+   */
+  async unembeddedOf(
+    versionIds: string[],
+    from: number,
+    count: number,
+  ): Promise<{ id: string; text: string }[]> {
+    const rows = (
+      await this.db.raw(
+        `SELECT id, text_cipher FROM (
+           SELECT id, text_cipher, embedding IS NULL AS pending FROM fragment_staging
+           WHERE document_version_id = ANY(?::uuid[]) ORDER BY document_version_id, ordinal OFFSET ? LIMIT ?
+         ) s WHERE pending`,
+        [versionIds, from, count],
+      )
+    ).rows as { id: string; text_cipher: Buffer }[];
+    return rows.map((r) => ({
+      id: r.id,
+      text: this.keyring.decrypt('content', r.text_cipher).toString('utf8'),
+    }));
+  }
+
+  /** Of these versions, the ones whose staged fragments are not all embedded. */
+  async withUnembedded(versionIds: string[]): Promise<string[]> {
+    return (
+      await this.db('fragment_staging')
+        .whereIn('document_version_id', versionIds)
+        .whereNull('embedding')
+        .distinct('document_version_id')
+    ).map((r) => r.document_version_id as string);
+  }
+
+  /** How many fragments these versions have staged, by embedding model. */
+  async stagedVersions(versionIds: string[]): Promise<Map<string, number>> {
+    const rows = (await this.db('fragment_staging')
+      .whereIn('document_version_id', versionIds)
+      .groupBy('embedding_model_id')
+      .select('embedding_model_id', this.db.raw('count(*)::int AS n'))) as {
+      embedding_model_id: string;
+      n: number;
+    }[];
+    return new Map(rows.map((r) => [r.embedding_model_id, r.n]));
+  }
+
+  /** Whether batches of pipelines using the model still have versions to ingest. */
+  async batchesInFlight(embeddingModelId: string): Promise<boolean> {
+    const row = await this.db('document_versions as v')
+      .join('pipelines as p', 'p.id', 'v.pipeline_id')
+      .where('p.embedding_model_id', embeddingModelId)
+      .whereNotNull('v.batch_id')
+      .whereIn('v.status', ['pending', 'processing'])
+      .first(this.db.raw('1'));
+    return row !== undefined;
+  }
+
   /** Writes embeddings and full-text lexemes (the text itself stays encrypted, SR-1). */
   async storeEmbeddings(
     textSearchConfig: string,
@@ -107,48 +182,163 @@ export class IngestionStore {
 
   /** DOC-2: the version's fragments become current and the previous version expires, atomically. */
   async finishIngestion(versionId: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const version = await trx('document_versions')
-        .where({ id: versionId })
-        .forUpdate()
-        .first('document_id', 'pipeline_id', 'version', 'status');
-      if (!version || version.status === 'ready') return;
-      const now = new Date();
-      const newer = await trx('document_versions')
-        .where({ document_id: version.document_id, status: 'ready' })
-        .where('version', '>', version.version)
-        .first('id');
-      const older = trx('document_versions')
-        .where({ document_id: version.document_id })
-        .where('version', '<', version.version)
-        .whereNull('expired_at')
-        .whereIn('status', ['ready']);
-      if (!newer) {
-        const olderIds = (await older.clone().select('id')).map((r) => r.id as string);
-        if (olderIds.length > 0) {
-          await trx('document_versions').whereIn('id', olderIds).update({ expired_at: now, updated_at: now });
-          await trx('fragments')
-            .whereIn('document_version_id', olderIds)
-            .whereNull('expired_at')
-            .update({ expired_at: now });
-        }
-      }
+    await this.finishIngestions([versionId]);
+  }
+
+  /** finishIngestion for many versions whose fragments are staged, in one transaction. */
+  async finishIngestions(versionIds: string[]): Promise<void> {
+    await this.complete(versionIds, async (trx, expiredIds, now) => {
       // The staged fragments enter `fragments` (and its indexes) once, already current.
       await trx.raw(
-        `INSERT INTO fragments (id, document_id, document_version_id, pipeline_id, embedding_model_id,
-           classification, metadata, ordinal, version, text_cipher, embedding, tsv, current, expired_at, created_at)
+        `INSERT INTO fragments (${FRAGMENT_COLUMNS})
          SELECT s.id, v.document_id, v.id, v.pipeline_id, s.embedding_model_id, v.classification, v.metadata,
-           s.ordinal, v.version, s.text_cipher, s.embedding, s.tsv, true, ?::timestamptz, ?::timestamptz
+           s.ordinal, v.version, s.text_cipher, s.embedding, s.tsv, true,
+           CASE WHEN v.id = ANY(?::uuid[]) THEN ?::timestamptz END, ?::timestamptz
          FROM fragment_staging s JOIN document_versions v ON v.id = s.document_version_id
-         WHERE s.document_version_id = ?
+         WHERE s.document_version_id = ANY(?::uuid[])
          ON CONFLICT (id) DO NOTHING`,
-        [newer ? now : null, now, versionId],
+        [expiredIds, now, now, versionIds],
       );
-      await trx('fragment_staging').where({ document_version_id: versionId }).delete();
-      await trx('document_versions')
-        .where({ id: versionId })
-        .update({ status: 'ready', error: null, updated_at: now, ...(newer ? { expired_at: now } : {}) });
+      await trx('fragment_staging').whereIn('document_version_id', versionIds).delete();
     });
+  }
+
+  /**
+   * Versions embedded while they were split (the built-in embedder) become ready straight from
+   * their chunks, without staging: the fragments are written once, in multi-row inserts with the
+   * vectors in pgvector's binary form, and DOC-2 holds as in finishIngestions.
+   */
+  async loadVersions(
+    embeddingModelId: string,
+    textSearchConfig: string,
+    loads: { versionId: string; chunks: (StagedChunk & { embedding: number[] })[] }[],
+  ): Promise<void> {
+    const rows = loads.flatMap((l) =>
+      l.chunks.map((c) => [
+        fragmentId(l.versionId, c.ordinal),
+        l.versionId,
+        c.ordinal,
+        this.keyring.encrypt('content', c.text),
+        vectorParameter(c.embedding),
+        c.text,
+      ]),
+    );
+    await this.complete(
+      loads.map((l) => l.versionId),
+      async (trx, expiredIds, now) => {
+        for (let i = 0; i < rows.length; i += LOAD_CHUNK) {
+          const chunk = rows.slice(i, i + LOAD_CHUNK);
+          await trx.raw(
+            `INSERT INTO fragments (${FRAGMENT_COLUMNS})
+             SELECT x.id, v.document_id, v.id, v.pipeline_id, ?::uuid, v.classification, v.metadata,
+               x.ordinal, v.version, x.text_cipher, x.embedding, to_tsvector(?::regconfig, x.text), true,
+               CASE WHEN v.id = ANY(?::uuid[]) THEN ?::timestamptz END, ?::timestamptz
+             FROM (VALUES ${chunk.map(() => '(?::uuid, ?::uuid, ?::int, ?::bytea, ?::vector, ?::text)').join(', ')})
+               AS x(id, version_id, ordinal, text_cipher, embedding, text)
+             JOIN document_versions v ON v.id = x.version_id
+             ON CONFLICT (id) DO NOTHING`,
+            [embeddingModelId, textSearchConfig, expiredIds, now, now, ...chunk.flat()],
+          );
+        }
+        await trx.raw(
+          'UPDATE document_versions d SET fragment_count = x.n FROM unnest(?::uuid[], ?::int[]) AS x(id, n) WHERE d.id = x.id',
+          [loads.map((l) => l.versionId), loads.map((l) => l.chunks.length)],
+        );
+      },
+    );
+  }
+
+  /**
+   * DOC-2 for a group of versions, in one transaction: every version of their documents is locked,
+   * the previous current versions (and their fragments) expire, `insert` writes the new fragments
+   * (already expired for a version a newer ready one supersedes, `expiredIds`) and the versions
+   * become ready. Versions already ready are left alone (a retry is a no-op).
+   */
+  private async complete(
+    versionIds: string[],
+    insert: (trx: Knex.Transaction, expiredIds: string[], now: Date) => Promise<void>,
+  ): Promise<void> {
+    if (versionIds.length === 0) return;
+    await this.db.transaction(async (trx) => {
+      const documentIds = (
+        await trx('document_versions').whereIn('id', versionIds).distinct('document_id')
+      ).map((r) => r.document_id as string);
+      // Versions of one document are finished one transaction at a time (in one order: no deadlock).
+      const all = (await trx('document_versions')
+        .whereIn('document_id', documentIds)
+        .orderBy('id')
+        .forUpdate()
+        .select('id', 'document_id', 'version', 'status', 'expired_at')) as {
+        id: string;
+        document_id: string;
+        version: string;
+        status: string;
+        expired_at: Date | null;
+      }[];
+      const wanted = new Set(versionIds);
+      const todo = all.filter((v) => wanted.has(v.id) && v.status !== 'ready');
+      if (todo.length === 0) return;
+      const now = new Date();
+      // The newest version of each document that becomes or is ready.
+      const newest = new Map<string, number>();
+      for (const v of all.filter((v) => v.status === 'ready' || todo.includes(v)))
+        newest.set(v.document_id, Math.max(newest.get(v.document_id) ?? -Infinity, Number(v.version)));
+      const superseded = todo.filter((v) => Number(v.version) < newest.get(v.document_id)!).map((v) => v.id);
+      const becomingCurrent = todo.filter((v) => Number(v.version) === newest.get(v.document_id));
+      const olderIds = all
+        .filter(
+          (v) =>
+            v.status === 'ready' &&
+            v.expired_at === null &&
+            becomingCurrent.some(
+              (c) => c.document_id === v.document_id && Number(v.version) < Number(c.version),
+            ),
+        )
+        .map((v) => v.id);
+      if (olderIds.length > 0) {
+        await trx('document_versions').whereIn('id', olderIds).update({ expired_at: now, updated_at: now });
+        await trx('fragments')
+          .whereIn('document_version_id', olderIds)
+          .whereNull('expired_at')
+          .update({ expired_at: now });
+      }
+      await insert(trx, superseded, now);
+      const ready = { status: 'ready', error: null, updated_at: now };
+      if (becomingCurrent.length > 0)
+        await trx('document_versions')
+          .whereIn(
+            'id',
+            becomingCurrent.map((v) => v.id),
+          )
+          .update(ready);
+      if (superseded.length > 0)
+        await trx('document_versions')
+          .whereIn('id', superseded)
+          .update({ ...ready, expired_at: now });
+    });
+  }
+
+  /** Ids of a batch's versions in their order (version, then id), `limit` from position `from`. */
+  async batchVersionIds(batchId: string, from: number, limit: number): Promise<string[]> {
+    return (
+      await this.db('document_versions')
+        .where({ batch_id: batchId })
+        .orderBy([{ column: 'version' }, { column: 'id' }])
+        .offset(from)
+        .limit(limit)
+        .select('id')
+    ).map((r) => r.id as string);
+  }
+
+  /** Every version of the batch not yet ready or failed fails with `error` (as failIngestion). */
+  async failBatch(batchId: string, error: string): Promise<void> {
+    const ids = (
+      await this.db('document_versions')
+        .where({ batch_id: batchId })
+        .whereIn('status', ['pending', 'processing'])
+        .select('id')
+    ).map((r) => r.id as string);
+    for (const id of ids) await this.failIngestion(id, error);
   }
 
   /** The version failed: its staged fragments go, the previous version stays current (DOC-2). */

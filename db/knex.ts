@@ -10,6 +10,7 @@ import * as agents from './migrations/003-agents';
 import * as prompts from './migrations/004-prompts';
 import * as chains from './migrations/005-chains';
 import * as indexParameters from './migrations/006-index-parameters';
+import * as documentBatches from './migrations/007-document-batches';
 
 export type { Knex };
 
@@ -23,6 +24,7 @@ const migrations: Record<string, Knex.Migration> = {
   '004-prompts': prompts,
   '005-chains': chains,
   '006-index-parameters': indexParameters,
+  '007-document-batches': documentBatches,
 };
 
 const migrationSource: Knex.MigrationSource<string> = {

@@ -16,6 +16,7 @@ import { PipelineStore } from './pipeline-store';
 import { PromptStore } from './prompt-store';
 import { RoutingPolicyStore } from './routing-policy-store';
 import { TextSplitterStore } from './text-splitter-store';
+import { VectorIndexStore, type IndexBuildSettings } from './vector-index';
 
 export interface Stores {
   apiKeys: ApiKeyStore;
@@ -31,9 +32,15 @@ export interface Stores {
   prompts: PromptStore;
   chains: ChainStore;
   routingPolicies: RoutingPolicyStore;
+  vectorIndexes: VectorIndexStore;
 }
 
-export function createStores(db: Knex, keyring: KeyRing, session: SessionSettings): Stores {
+export function createStores(
+  db: Knex,
+  keyring: KeyRing,
+  session: SessionSettings,
+  indexBuild: IndexBuildSettings,
+): Stores {
   const documents = new DocumentStore(db, keyring);
   const prompts = new PromptStore(db);
   return {
@@ -50,5 +57,6 @@ export function createStores(db: Knex, keyring: KeyRing, session: SessionSetting
     prompts,
     chains: new ChainStore(db, prompts),
     routingPolicies: new RoutingPolicyStore(db),
+    vectorIndexes: new VectorIndexStore(db, indexBuild),
   };
 }

@@ -50,6 +50,8 @@ export interface Config {
   ingestion: IngestionProfile;
   /** HNSW `ef_search` for vector searches (SR-5). */
   efSearch: number;
+  /** Builds of a model's HNSW index after a large load (db/vector-index.ts). */
+  indexBuild: { memoryMb: number; parallelWorkers: number };
   /** PC-5: how long answers of EXECUTE references stay cached. */
   executeCacheTtlSeconds: number;
   /** PC-9, CH-2: the LLM of prompts without routing when the request names none. */
@@ -149,6 +151,10 @@ function read(r: Reader): Config {
       maximumIntervalMs: r.int('AGENTRY_LLM_RETRY_MAX_INTERVAL_MS', 30_000, 1),
     },
     efSearch: r.int('AGENTRY_HNSW_EF_SEARCH', 400, 1, 1000),
+    indexBuild: {
+      memoryMb: r.int('AGENTRY_INDEX_BUILD_MEMORY_MB', 512, 64, 1_048_576),
+      parallelWorkers: r.int('AGENTRY_INDEX_BUILD_WORKERS', 2, 0, 64),
+    },
     executeCacheTtlSeconds: r.int('AGENTRY_EXECUTE_CACHE_TTL', 300, 1),
     defaultLlmId: r.uuid('AGENTRY_DEFAULT_LLM_ID'),
     trustProxy: trustProxyOf(r.str('AGENTRY_TRUST_PROXY')),

@@ -88,6 +88,28 @@ function ingestion(
   };
 }
 
+/** A documents:batch request of two documents through the embedding server: one batch workflow. */
+const batchIngestion: Scenario = {
+  name: 'ingestion-batch',
+  workflows: 1,
+  async run(ctx) {
+    ctx.fake.scriptEmbeddings('emb', {});
+    const pipelineId = ctx.ids.flakyEmbedder;
+    const res = await ctx.stack.api.post(`/pipelines/${pipelineId}/documents:batch`, {
+      documents: [
+        { content: 'The sea is grey.', classification: 'public' },
+        { content: 'Snow is white.', classification: 'public' },
+      ],
+    });
+    await expectStatus(Promise.resolve(res), 202);
+    await documentsReady(
+      ctx.stack.api,
+      pipelineId,
+      res.body.data.map((d: { id: string }) => d.id),
+    );
+  },
+};
+
 const agent = (ctx: Context, id: 'agent' | 'referenceAgent') =>
   [`/agents/${ctx.ids[id]}/execute`, QUESTION, agentHeaders(ctx)] as [
     string,
@@ -104,6 +126,7 @@ const gateway = (ctx: Context, prompt: string) =>
 const SCENARIOS: Scenario[] = [
   ingestion('ingestion-success', 'pipeline', 'The sky is blue.'),
   ingestion('ingestion-retry', 'flakyEmbedder', 'Grass is green.', { failFirst: { count: 1, status: 500 } }),
+  batchIngestion,
   request('agent-success', 1, { m: { text: 'Blue.' } }, (ctx) => agent(ctx, 'agent')),
   request('agent-retry', 1, { m: { text: 'Blue.', sequence: [{ fail: 500 }, 'ok'] } }, (ctx) =>
     agent(ctx, 'agent'),

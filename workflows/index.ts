@@ -2,6 +2,6 @@
 export { agentExecution } from './agent-execution';
 export { chainExecution } from './chain-execution';
 export { contentRetention } from './content-retention';
-export { documentIngestion } from './document-ingestion';
+export { documentBatchIngestion, documentIngestion } from './document-ingestion';
 export { llmQuery } from './llm-query';
 export { promptExecution } from './prompt-execution';

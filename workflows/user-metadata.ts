@@ -17,6 +17,8 @@ export interface WorkflowLabel {
   step?: number;
   parentExecutionId?: string;
   documentVersionId?: string;
+  /** A document batch (`ingestion_batch`) and how many documents it holds. */
+  batch?: { id: string; documents: number };
 }
 
 export interface WorkflowMetadata {
@@ -32,6 +34,7 @@ const KIND_TITLES: Record<string, string> = {
   chain_step: 'chain step',
   reference: 'reference prompt',
   ingestion: 'document ingestion',
+  ingestion_batch: 'document batch ingestion',
 };
 
 const NAME_MAX = 60;
@@ -62,6 +65,12 @@ function parts(label: WorkflowLabel): Part[] {
   if (label.prompt) out.push(resource('prompt', label.prompt));
   if (label.pipeline) out.push(resource('pipeline', label.pipeline));
   if (label.llm) out.push(resource('LLM', label.llm));
+  if (label.batch)
+    out.push([
+      'batch',
+      `${label.batch.documents} documents`,
+      `\`${label.batch.id}\`, ${label.batch.documents} documents`,
+    ]);
   if (label.documentVersionId) out.push(['document version', '', `\`${label.documentVersionId}\``]);
   if (label.parentExecutionId) out.push(['parent execution', '', `\`${label.parentExecutionId}\``]);
   return out;

@@ -14,7 +14,7 @@ import { InvalidInput, NotFound } from '../../domain/errors';
 import type { Limits } from '../../domain/limits';
 import { parseListQuery } from '../../domain/list-params';
 import { can, type Principal } from '../../domain/permissions';
-import { isUuid } from '../../infra/ids';
+import { isUuid, newId } from '../../infra/ids';
 import { loadAuthorized } from '../access';
 import { principalOf } from '../auth';
 import { validateMetadata } from '../metadata-schema';
@@ -26,7 +26,7 @@ import {
   type DocumentBatchBody,
   type DocumentBody,
 } from '../schemas/knowledge';
-import { startIngestion, type StartIngestionDeps } from '../start-ingestion';
+import { startBatchIngestion, startIngestion, type StartIngestionDeps } from '../start-ingestion';
 
 export interface DocumentRouteDeps extends StartIngestionDeps {
   documents: DocumentStore;
@@ -63,6 +63,25 @@ const documentSchema = {
     created_at: { type: 'string' },
   },
 } as const;
+
+const count = { type: 'integer' } as const;
+const batchSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    pipeline_id: { type: 'string' },
+    status: { enum: ['processing', 'done'] },
+    documents: {
+      type: 'object',
+      properties: { total: count, pending: count, processing: count, ready: count, failed: count },
+    },
+    fragments: { type: 'object', properties: { done: count, total: count } },
+    created_at: { type: 'string' },
+  },
+} as const;
+
+const batchPath = (pipelineId: string, batchId: string) =>
+  `/pipelines/${pipelineId}/document_batches/${batchId}`;
 
 /** Checks one document against its pipeline (400 naming the problem) and prepares it. */
 async function prepareDocument(
@@ -147,8 +166,11 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
       body: createDocumentBatchSchema(deps.limits),
       success: {
         status: 202,
-        description: '{data: [document...]}',
-        schema: { type: 'object', properties: { data: { type: 'array', items: documentSchema } } },
+        description: '{data: [document...], batch_id}; Location: the batch, whose GET shows its progress',
+        schema: {
+          type: 'object',
+          properties: { data: { type: 'array', items: documentSchema }, batch_id: { type: 'string' } },
+        },
       },
       errors: [400, 401, 403, 404, 413, 503],
     },
@@ -158,9 +180,36 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
       const prepared: NewDocument[] = [];
       for (const [i, body] of req.body.documents.entries())
         prepared.push(await prepareDocument(deps, principal, pipeline, body, `documents[${i}].`));
-      const versions = await deps.documents.createVersions(prepared);
-      await startIngestion(deps, versions);
-      res.status(202).json({ data: versions.map(presentDocument) });
+      const batchId = newId();
+      const versions = await deps.documents.createVersions(prepared, batchId);
+      await startBatchIngestion(deps, batchId, versions);
+      res
+        .status(202)
+        .location(batchPath(pipeline.id, batchId))
+        .json({ data: versions.map(presentDocument), batch_id: batchId });
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'get',
+      path: '/pipelines/:id/document_batches/:batchId',
+      summary: 'Progress of a documents:batch request: its documents by status and fragments stored',
+      tag: 'Documents',
+      permission: 'read:pipelines',
+      success: { status: 200, description: 'The batch', schema: batchSchema },
+      errors: [401, 404],
+    },
+    async (req, res) => {
+      const pipeline = await pipelineFor(req.params.id, principalOf(req), 'read');
+      const id = req.params.batchId;
+      const batch =
+        typeof id === 'string' && isUuid(id)
+          ? await deps.documents.batch(pipeline.id, id.toLowerCase())
+          : null;
+      if (!batch) throw new NotFound(`Document batch with id ${String(id)} not found`);
+      res.json({ ...batch, created_at: batch.created_at.toISOString() });
     },
   );
 

@@ -7,6 +7,7 @@ import {
   type EmbeddingModelStore,
   type HnswParameters,
 } from '../../db/embedding-model-store';
+import type { VectorIndexStore } from '../../db/vector-index';
 import { InvalidInput } from '../../domain/errors';
 import { parseListQuery } from '../../domain/list-params';
 import type { Principal } from '../../domain/permissions';
@@ -78,7 +79,11 @@ const modelSchema = {
     size: { type: 'integer' },
     index: {
       type: 'object',
-      properties: { m: { type: 'integer' }, ef_construction: { type: 'integer' } },
+      properties: {
+        m: { type: 'integer' },
+        ef_construction: { type: 'integer' },
+        state: { enum: ['ready', 'building', 'absent'] },
+      },
     },
     created_at: { type: 'string' },
     updated_at: { type: 'string' },
@@ -87,7 +92,7 @@ const modelSchema = {
 
 export function embeddingModelRoutes(
   routes: RouteRegistry,
-  deps: { embeddingModels: EmbeddingModelStore },
+  deps: { embeddingModels: EmbeddingModelStore; vectorIndexes: VectorIndexStore },
 ): Router {
   const router = Router();
   const load = (id: unknown, principal: Principal, action: 'read' | 'write') =>
@@ -175,14 +180,16 @@ export function embeddingModelRoutes(
     {
       method: 'get',
       path: '/embedding_models/:id',
-      summary: 'Get an embedding model',
+      summary:
+        "Get an embedding model, with its index's state (ready, building, or absent while a large load defers it)",
       tag: 'Embedding models',
       permission: 'read:embedding_models',
       success: { status: 200, description: 'The model', schema: modelSchema },
       errors: [401, 404],
     },
     async (req, res) => {
-      res.json(presentEmbeddingModel(await load(req.params.id, principalOf(req), 'read')));
+      const model = presentEmbeddingModel(await load(req.params.id, principalOf(req), 'read'));
+      res.json({ ...model, index: { ...model.index, state: await deps.vectorIndexes.state(model.id) } });
     },
   );
 

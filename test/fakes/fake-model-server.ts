@@ -56,6 +56,8 @@ export interface FakeEmbeddingBehaviour {
   failFirst?: { count: number; status: number; message?: string; retryAfterSeconds?: number };
   /** Answer vectors of this dimension whatever was asked (a misconfigured model). */
   wrongSize?: number;
+  /** Answer HTTP 400 (as for an input the model refuses) to every request with an input containing this text. */
+  refuseInputContaining?: string;
   /** Wait this long before answering (default 0). */
   delayMs?: number;
   /** List `data` in reverse input order (each item keeps its true `index`), as servers may. */
@@ -313,6 +315,12 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       sendError(res, status, message ?? `Scripted failure ${failed + 1} of ${behaviour.failFirst.count}`, {
         retryAfterSeconds,
       });
+      return;
+    }
+
+    const refused = behaviour.refuseInputContaining;
+    if (refused !== undefined && texts.some((t) => t.includes(refused))) {
+      sendError(res, 400, 'This input cannot be embedded');
       return;
     }
 

@@ -171,6 +171,11 @@ describe('SR-5 filtered search through the HNSW index', () => {
       { what: 'the SR-5 corpus to be ingested', timeoutMs: 45_000, intervalMs: 200 },
     );
     expect(await count('fragments', { pipeline_id: pipelineId, current: true })).toBe(DOCUMENTS * PARAGRAPHS);
+    // A load of 2,000 fragments defers the model's index; the batch builds it once loaded.
+    await waitFor(
+      async () => (await stack.api.get(`/embedding_models/${hashModelId}`)).body.index.state === 'ready',
+      { what: 'the HNSW index to be rebuilt after the load', timeoutMs: 45_000, intervalMs: 200 },
+    );
     // The statistics autovacuum would have gathered by now; without them the planner guesses one
     // row and reads the pipeline exactly, which would not exercise the index at all.
     await stack.rt.db.raw('ANALYZE fragments');

@@ -160,6 +160,7 @@ describe('§3 embedding models and text splitters', () => {
     expect((await stack.api.get(`/embedding_models/${modelId}`)).body.index).toEqual({
       m: 16,
       ef_construction: 200,
+      state: 'ready',
     });
     expect(await indexdef(modelId)).toMatch(/WITH \(m='16', ef_construction='200'\)/);
     const tuned = await stack.api.post('/embedding_models', {

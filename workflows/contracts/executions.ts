@@ -122,6 +122,14 @@ export interface DocumentIngestionInput {
 
 export const ingestionWorkflowId = (documentVersionId: string): string => `ingestion-${documentVersionId}`;
 
+/** Input of `documentBatchIngestion`: a `documents:batch` request's batch, by id (issue 15). */
+export interface DocumentBatchIngestionInput {
+  batchId: string;
+  profile: IngestionProfile;
+}
+
+export const batchIngestionWorkflowId = (batchId: string): string => `ingestion-batch-${batchId}`;
+
 export const IngestionFailure = {
   EmbeddingUnavailable: 'Embedding.Unavailable',
   EmbeddingRejected: 'Embedding.Rejected',
