@@ -1,5 +1,6 @@
 // /embedding_providers and /embedding_models (SPEC §3).
 import { Router } from 'express';
+import type { EmbeddingModelLookup } from '../../db/embedding-model-lookup';
 import {
   DEFAULT_HNSW,
   EMBEDDING_MODEL_FIELDS,
@@ -87,7 +88,7 @@ const modelSchema = {
 
 export function embeddingModelRoutes(
   routes: RouteRegistry,
-  deps: { embeddingModels: EmbeddingModelStore },
+  deps: { embeddingModels: EmbeddingModelStore; embeddingModelLookup: EmbeddingModelLookup },
 ): Router {
   const router = Router();
   const load = (id: unknown, principal: Principal, action: 'read' | 'write') =>
@@ -200,6 +201,7 @@ export function embeddingModelRoutes(
     async (req, res) => {
       const model = await load(req.params.id, principalOf(req), 'write');
       await deps.embeddingModels.delete(model.id);
+      deps.embeddingModelLookup.invalidate(model.id);
       res.status(204).end();
     },
   );
