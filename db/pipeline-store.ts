@@ -5,6 +5,7 @@ import type { ClassificationLevel, Closure } from '../domain/classifications';
 import { Conflict, InvalidInput } from '../domain/errors';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
+import { LookupCache } from '../infra/lookup-cache';
 import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
 
@@ -58,11 +59,23 @@ export type PipelinePatch = Partial<
 >;
 
 export class PipelineStore {
-  constructor(private readonly db: Knex) {}
+  constructor(
+    private readonly db: Knex,
+    /** Copies for the search path; this store's update and delete invalidate them. */
+    private readonly cache = new LookupCache<Pipeline | null>(),
+  ) {}
 
   async get(id: string): Promise<Pipeline | null> {
     const row = (await this.db('pipelines').where({ id }).first(SELECT)) as Row | undefined;
     return row ? toPipeline(row) : null;
+  }
+
+  /**
+   * `get` from a copy at most LOOKUP_CACHE_TTL_MS old (a change through this store is seen at
+   * once; infra/lookup-cache.ts). The object is shared: callers must not modify it.
+   */
+  getCached(id: string): Promise<Pipeline | null> {
+    return this.cache.get(id, () => this.get(id));
   }
 
   /** Whether PostgreSQL knows the text search configuration (e.g. `simple`, `english`). */
@@ -91,7 +104,7 @@ export class PipelineStore {
 
   /** Applies a patch after the state checks of SPEC §4, in one transaction. */
   async update(id: string, patch: PipelinePatch): Promise<Pipeline> {
-    return uniqueName(TABLE.label, patch.name, () =>
+    const updated = await uniqueName(TABLE.label, patch.name, () =>
       this.db.transaction(async (trx) => {
         const current = (await trx('pipelines').where({ id }).forUpdate().first(SELECT)) as Row;
         const hasDocuments = await trx('document_versions')
@@ -133,10 +146,14 @@ export class PipelineStore {
         return toPipeline(row as Row);
       }),
     );
+    // After the commit: a load between an earlier invalidation and the commit would keep the old row.
+    this.cache.invalidate(id);
+    return updated;
   }
 
   async delete(id: string): Promise<void> {
     await this.db('pipelines').where({ id }).delete();
+    this.cache.invalidate(id);
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Pipeline>> {

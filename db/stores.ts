@@ -2,10 +2,12 @@
 // roots hand to the API and the activities.
 import type { Knex } from 'knex';
 import type { KeyRing } from '../infra/crypto';
+import { LookupCache } from '../infra/lookup-cache';
 import { AgentStore } from './agent-store';
 import { ApiKeyStore } from './api-key-store';
 import { ChainStore } from './chain-store';
 import { DocumentStore } from './document-store';
+import { EmbeddingModelLookup } from './embedding-model-lookup';
 import { EmbeddingModelStore } from './embedding-model-store';
 import { ExecutionStore } from './execution-store';
 import { FragmentStore } from './fragment-store';
@@ -24,6 +26,8 @@ export interface Stores {
   executions: ExecutionStore;
   agents: AgentStore;
   embeddingModels: EmbeddingModelStore;
+  /** Cached reads of embedding models for the search path. */
+  embeddingModelLookup: EmbeddingModelLookup;
   textSplitters: TextSplitterStore;
   pipelines: PipelineStore;
   documents: DocumentStore;
@@ -35,22 +39,30 @@ export interface Stores {
   vectorIndexes: VectorIndexStore;
 }
 
+/**
+ * `lookupCacheMs`: how long cached reads (pipelines and embedding models on the search path) may
+ * serve a copy (infra/lookup-cache.ts).
+ */
 export function createStores(
   db: Knex,
   keyring: KeyRing,
   session: SessionSettings,
   indexBuild: IndexBuildSettings,
+  lookupCacheMs?: number,
 ): Stores {
   const documents = new DocumentStore(db, keyring);
   const prompts = new PromptStore(db);
+  const embeddingModels = new EmbeddingModelStore(db, keyring);
+  const cache = <V>() => new LookupCache<V>(lookupCacheMs);
   return {
     apiKeys: new ApiKeyStore(db),
     llms: new LlmStore(db, keyring),
     executions: new ExecutionStore(db, keyring),
     agents: new AgentStore(db),
-    embeddingModels: new EmbeddingModelStore(db, keyring),
+    embeddingModels,
+    embeddingModelLookup: new EmbeddingModelLookup(embeddingModels, cache()),
     textSplitters: new TextSplitterStore(db),
-    pipelines: new PipelineStore(db),
+    pipelines: new PipelineStore(db, cache()),
     documents,
     ingestions: new IngestionStore(db, keyring),
     fragments: new FragmentStore(db, documents, session.efSearch, session),

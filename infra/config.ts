@@ -1,6 +1,7 @@
 // Configuration is read from the environment once, by a composition root, and every problem is
 // reported at once. Every timeout and retry policy lives here so tests can shorten them.
 
+import { LOOKUP_CACHE_TTL_MS } from './lookup-cache';
 import type { IngestionProfile, LlmProfile, RetryProfile } from '../domain/activity-profiles';
 import { DEFAULT_LIMITS, type Limits } from '../domain/limits';
 import { ConfigError, Reader, type Env, type SettingRead } from './config-reader';
@@ -52,6 +53,11 @@ export interface Config {
   efSearch: number;
   /** Builds of a model's HNSW index after a large load (db/vector-index.ts). */
   indexBuild: { memoryMb: number; parallelWorkers: number };
+  /**
+   * How long an API replica's search reuses a pipeline or an embedding model it read (a write
+   * through the same replica is seen at once; 0: read every time).
+   */
+  lookupCacheMs: number;
   /** PC-5: how long answers of EXECUTE references stay cached. */
   executeCacheTtlSeconds: number;
   /** PC-9, CH-2: the LLM of prompts without routing when the request names none. */
@@ -155,6 +161,7 @@ function read(r: Reader): Config {
       memoryMb: r.int('AGENTRY_INDEX_BUILD_MEMORY_MB', 512, 64, 1_048_576),
       parallelWorkers: r.int('AGENTRY_INDEX_BUILD_WORKERS', 2, 0, 64),
     },
+    lookupCacheMs: r.int('AGENTRY_LOOKUP_CACHE_MS', LOOKUP_CACHE_TTL_MS, 0, 60_000),
     executeCacheTtlSeconds: r.int('AGENTRY_EXECUTE_CACHE_TTL', 300, 1),
     defaultLlmId: r.uuid('AGENTRY_DEFAULT_LLM_ID'),
     trustProxy: trustProxyOf(r.str('AGENTRY_TRUST_PROXY')),

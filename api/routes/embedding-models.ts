@@ -1,5 +1,6 @@
 // /embedding_providers and /embedding_models (SPEC §3).
 import { Router } from 'express';
+import type { EmbeddingModelLookup } from '../../db/embedding-model-lookup';
 import {
   DEFAULT_HNSW,
   EMBEDDING_MODEL_FIELDS,
@@ -92,7 +93,11 @@ const modelSchema = {
 
 export function embeddingModelRoutes(
   routes: RouteRegistry,
-  deps: { embeddingModels: EmbeddingModelStore; vectorIndexes: VectorIndexStore },
+  deps: {
+    embeddingModels: EmbeddingModelStore;
+    embeddingModelLookup: EmbeddingModelLookup;
+    vectorIndexes: VectorIndexStore;
+  },
 ): Router {
   const router = Router();
   const load = (id: unknown, principal: Principal, action: 'read' | 'write') =>
@@ -207,6 +212,7 @@ export function embeddingModelRoutes(
     async (req, res) => {
       const model = await load(req.params.id, principalOf(req), 'write');
       await deps.embeddingModels.delete(model.id);
+      deps.embeddingModelLookup.invalidate(model.id);
       res.status(204).end();
     },
   );

@@ -3,6 +3,7 @@
 // compiled to SQL (SPEC §7). The search itself is activities/search-fragments.ts, shared with
 // retrieval.
 import { Router } from 'express';
+import type { EmbeddingModelLookup } from '../../db/embedding-model-lookup';
 import type { EmbeddingModelStore } from '../../db/embedding-model-store';
 import type { FragmentStore } from '../../db/fragment-store';
 import type { PipelineStore } from '../../db/pipeline-store';
@@ -21,6 +22,7 @@ export interface SearchRouteDeps {
   pipelines: PipelineStore;
   fragments: FragmentStore;
   embeddingModels: EmbeddingModelStore;
+  embeddingModelLookup: EmbeddingModelLookup;
   limits: Pick<Limits, 'k' | 'filterDepth'>;
 }
 
@@ -49,14 +51,16 @@ export function searchRoutes(routes: RouteRegistry, deps: SearchRouteDeps): Rout
         'pipelines',
         'Pipeline',
         req.params.id,
-        (id) => deps.pipelines.get(id),
+        (id) => deps.pipelines.getCached(id),
       );
       const body = req.body;
       const classifications = resolveReader(body.classification, pipeline.closure);
       const filter = body.filters
         ? compileFilter(parseFilter(body.filters, deps.limits.filterDepth), 'f.metadata')
         : null;
-      const model = (await deps.embeddingModels.get(pipeline.embedding_model_id))!;
+      // The pipeline and its model come from copies (infra/lookup-cache.ts): authentication and
+      // the search are the request's two round trips.
+      const model = (await deps.embeddingModelLookup.get(pipeline.embedding_model_id))!;
       const data = await withEmbeddingFailure(model, () =>
         searchFragments(deps, pipeline, model, {
           query: body.query,

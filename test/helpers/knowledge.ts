@@ -39,6 +39,8 @@ export async function seedPipeline(
     name: string;
     embeddingModel?: Record<string, unknown>;
     classification?: string;
+    /** The pipeline's hierarchy (default: the one level `classification`). */
+    classifications?: { name: string; includes?: string[] }[];
     documents?: string[];
   },
 ): Promise<SeededPipeline> {
@@ -56,7 +58,7 @@ export async function seedPipeline(
     name: options.name,
     embedding_model_id: model.body.id,
     text_splitter_id: splitter.body.id,
-    classifications: [{ name: classification }],
+    classifications: options.classifications ?? [{ name: classification }],
   });
   const pipelineId = pipeline.body.id as string;
   for (const content of options.documents ?? []) {
