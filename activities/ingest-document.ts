@@ -64,7 +64,9 @@ export interface IngestedGroup {
  */
 const GROUP_FRAGMENTS = 2000;
 /** Documents read (and decrypted) at once while a group fills. */
-const READ_DOCUMENTS = 50;
+const READ_DOCUMENTS = 100;
+
+type ReadyLoad = Parameters<IngestionStore['loadVersions']>[2][number];
 
 export function createIngestionActivities(deps: IngestionDeps) {
   /** Embeds staged fragments and stores their embeddings, heartbeating while the server works. */
@@ -126,11 +128,16 @@ export function createIngestionActivities(deps: IngestionDeps) {
     async ingestDocuments(input: { batchId: string; from: number }): Promise<IngestedGroup> {
       const split = splitter();
       const staged: IngestedGroup['staged'] = [];
-      const loads = new Map<string, Parameters<IngestionStore['loadVersions']>[2]>();
-      const loadOf = new Map<string, { modelId: string; config: string }>();
+      const indexesToBuild = new Set<string>();
+      const deferred = new Map<string, Promise<void>>();
+      const unread = (await deps.ingestions.batchDocumentCount(input.batchId)) - input.from;
+      // Each read's documents are written while the next read's are split and embedded (the
+      // database and this process work at the same time); the writes stay in order.
+      let writing: Promise<void> = Promise.resolve();
+      let writeFailed = false;
       let consumed = 0;
       let fragments = 0;
-      while (fragments < GROUP_FRAGMENTS) {
+      while (fragments < GROUP_FRAGMENTS && !writeFailed) {
         const ids = await deps.ingestions.batchVersionIds(
           input.batchId,
           input.from + consumed,
@@ -138,6 +145,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
         );
         if (ids.length === 0) break;
         consumed += ids.length;
+        const loads = new Map<string, { modelId: string; config: string; versions: ReadyLoad[] }>();
         for (const { version, content } of await deps.ingestions.startIngestions(ids)) {
           if (version.status !== 'processing') continue;
           let prepared: Awaited<ReturnType<ReturnType<typeof splitter>>>;
@@ -161,22 +169,36 @@ export function createIngestionActivities(deps: IngestionDeps) {
           }
           const vectors = await (await embedderFor(deps, model)).embed(chunks);
           const key = `${model.id}:${pipeline.text_search_config}`;
-          loadOf.set(key, { modelId: model.id, config: pipeline.text_search_config });
-          const group = loads.get(key) ?? [];
-          loads.set(key, group);
-          group.push({
+          const load = loads.get(key) ?? {
+            modelId: model.id,
+            config: pipeline.text_search_config,
+            versions: [],
+          };
+          loads.set(key, load);
+          load.versions.push({
             versionId: version.versionId,
             chunks: chunks.map((text, ordinal) => ({ ordinal, text, embedding: vectors[ordinal]! })),
           });
         }
+        for (const { modelId, config, versions } of loads.values()) {
+          // Decided once per model, before its first write: the load is at least these fragments
+          // and one per document of the batch not read yet.
+          const incoming = fragments + Math.max(0, unread - consumed);
+          if (!deferred.has(modelId))
+            deferred.set(
+              modelId,
+              writing.then(async () => {
+                if (await deps.vectorIndexes.deferForLoad(modelId, incoming)) indexesToBuild.add(modelId);
+              }),
+            );
+          writing = writing
+            .then(() => deferred.get(modelId))
+            .then(() => deps.ingestions.loadVersions(modelId, config, versions));
+        }
+        // A failed write stops the reads; it fails the activity below.
+        writing.catch(() => (writeFailed = true));
       }
-      const indexesToBuild = new Set<string>();
-      for (const [key, group] of loads) {
-        const { modelId, config } = loadOf.get(key)!;
-        const incoming = group.reduce((n, l) => n + l.chunks.length, 0);
-        if (await deps.vectorIndexes.deferForLoad(modelId, incoming)) indexesToBuild.add(modelId);
-        await deps.ingestions.loadVersions(modelId, config, group);
-      }
+      await writing;
       return { consumed, staged, indexesToBuild: [...indexesToBuild] };
     },
 

@@ -45,15 +45,16 @@ export class IngestionStore {
 
   /** startIngestion for many versions, in the order asked; versions that are gone are left out. */
   async startIngestions(versionIds: string[]): Promise<{ version: DocumentVersion; content: string }[]> {
-    const rows = (await this.db('document_versions')
-      .whereIn('id', versionIds)
-      .select([...VERSION_COLUMNS, 'content_cipher'])) as (VersionRow & { content_cipher: Buffer })[];
-    const pending = rows.filter((r) => r.status === 'pending').map((r) => r.id);
-    if (pending.length > 0)
-      await this.db('document_versions')
-        .whereIn('id', pending)
-        .where({ status: 'pending' })
-        .update({ status: 'processing', updated_at: new Date() });
+    // One round trip: the pending ones become processing; the SELECT sees the rows as they were.
+    const rows = (
+      await this.db.raw(
+        `WITH started AS (
+           UPDATE document_versions SET status = 'processing', updated_at = now()
+           WHERE id = ANY(?::uuid[]) AND status = 'pending' RETURNING id)
+         SELECT ${VERSION_COLUMNS.join(', ')}, content_cipher FROM document_versions WHERE id = ANY(?::uuid[])`,
+        [versionIds, versionIds],
+      )
+    ).rows as (VersionRow & { content_cipher: Buffer })[];
     const byId = new Map(rows.map((r) => [r.id, r]));
     return versionIds.flatMap((id) => {
       const row = byId.get(id);
@@ -328,6 +329,12 @@ export class IngestionStore {
         .limit(limit)
         .select('id')
     ).map((r) => r.id as string);
+  }
+
+  /** How many documents the batch was created with. */
+  async batchDocumentCount(batchId: string): Promise<number> {
+    const row = await this.db('document_batches').where({ id: batchId }).first('document_count');
+    return (row?.document_count as number | undefined) ?? 0;
   }
 
   /** Every version of the batch not yet ready or failed fails with `error` (as failIngestion). */

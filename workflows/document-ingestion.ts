@@ -71,7 +71,7 @@ export async function documentIngestion(input: DocumentIngestionInput): Promise<
 }
 
 /** After a batch, how long its model's deferred index waits for the next batch of an import. */
-const INDEX_QUIET_MS = 2000;
+const INDEX_QUIET_MS = 1000;
 
 function batchActivities(profile: IngestionProfile) {
   const local = withSummaries(

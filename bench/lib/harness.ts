@@ -88,7 +88,8 @@ export interface BenchStack {
  * Redis and Temporal, and a bootstrap admin key. Product settings (AGENTRY_INGESTION_*,
  * AGENTRY_DB_POOL_MAX, AGENTRY_HNSW_EF_SEARCH...) pass through from the environment.
  */
-export async function startBenchStack(name: string): Promise<BenchStack> {
+/** `env`: settings of this benchmark's stack (the environment's win over them). */
+export async function startBenchStack(name: string, env: Record<string, string> = {}): Promise<BenchStack> {
   // The SDK's own INFO lines (worker state changes) would interleave with the report.
   TemporalRuntime.install({ logger: new DefaultLogger('WARN') });
   const suffix = randomBytes(4).toString('hex');
@@ -99,6 +100,7 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
   const config = loadConfig({
     AGENTRY_LOG_LEVEL: 'warn',
     AGENTRY_APPLICATION_SECRET: randomBytes(32).toString('hex'),
+    ...env,
     ...process.env,
     DATABASE_URL: databaseUrl(databaseName),
     REDIS_URL,
