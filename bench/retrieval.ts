@@ -48,6 +48,8 @@ const settings = {
   unfilteredRecallQueries: envInt('BENCH_UNFILTERED_RECALL_QUERIES', 50, 0),
   /** Give up when no document became ready for this long. */
   stallSeconds: envInt('BENCH_STALL_SECONDS', 120),
+  /** `index.ef_construction` of the benchmark's model (0: the product's default). */
+  efConstruction: envInt('BENCH_EF_CONSTRUCTION', 0, 0),
   /** One-fragment documents sent in one batch request (issue 15: ready in ≤ 3 s). */
   smallDocuments: envInt('BENCH_SMALL_DOCUMENTS', 2000),
   topics: 200,
@@ -80,6 +82,8 @@ async function createPipeline(stack: BenchStack): Promise<{ pipelineId: string; 
     name: 'bench-hash-384',
     provider: 'hash',
     size: DIMS,
+    // The index's build parameters, for the trade-off (the model's defaults unless given).
+    ...(settings.efConstruction ? { index: { ef_construction: settings.efConstruction } } : {}),
   });
   const splitter = await stack.http.expect<{ id: string }>(201, 'POST', '/text_splitters', {
     name: 'bench-1k',

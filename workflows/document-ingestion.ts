@@ -76,7 +76,6 @@ const INDEX_QUIET_MS = 1000;
 function batchActivities(profile: IngestionProfile) {
   const local = withSummaries(
     {
-      ingestDocuments: 'split, embed and store a group of documents',
       finishIngestions: 'make staged versions current',
       failUnembedded: 'record failures of unembedded versions',
       failIngestion: 'record failure',
@@ -84,20 +83,23 @@ function batchActivities(profile: IngestionProfile) {
     },
     (summary) =>
       proxyLocalActivities<
-        Pick<
-          Activities,
-          'ingestDocuments' | 'finishIngestions' | 'failUnembedded' | 'failIngestion' | 'failBatch'
-        >
+        Pick<Activities, 'finishIngestions' | 'failUnembedded' | 'failIngestion' | 'failBatch'>
       >({
         startToCloseTimeout: profile.startToCloseMs,
         retry: retryPolicy(profile),
         summary,
       }),
   );
+  // A group takes seconds (a thousand fragments split, embedded and written): an activity of its
+  // own, heartbeating, rather than local activities back to back in one long workflow task.
   const remote = withSummaries(
-    { embedStaged: 'embed fragments of a group', embedFragments: 'embed fragments of one document' },
+    {
+      ingestDocuments: 'split, embed and store a group of documents',
+      embedStaged: 'embed fragments of a group',
+      embedFragments: 'embed fragments of one document',
+    },
     (summary) =>
-      proxyActivities<Pick<Activities, 'embedStaged' | 'embedFragments'>>({
+      proxyActivities<Pick<Activities, 'ingestDocuments' | 'embedStaged' | 'embedFragments'>>({
         startToCloseTimeout: profile.startToCloseMs,
         heartbeatTimeout: profile.heartbeatTimeoutMs,
         retry: retryPolicy(profile),
@@ -166,7 +168,7 @@ async function embedGroup(
 }
 
 /**
- * A `documents:batch` request (issue 15): its documents in groups of about 2,000 fragments, each
+ * A `documents:batch` request (issue 15): its documents in groups of about 1,000 fragments, each
  * document with its own version, status and failure (DOC-1..3), instead of a workflow each. When
  * a group's load deferred its model's index (db/vector-index.ts), the batch builds it at the end
  * unless another batch of the import is still loading, which then builds it.
