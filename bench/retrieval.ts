@@ -77,21 +77,25 @@ const summarise = (samples: number[]): Summary => ({
 
 // ---- setup through the API ----------------------------------------------------------------
 
-async function createPipeline(stack: BenchStack): Promise<{ pipelineId: string; modelId: string }> {
+/** A pipeline named `name` with an embedding model and a splitter of its own. */
+async function createPipeline(
+  stack: BenchStack,
+  name: string,
+  index?: { ef_construction: number },
+): Promise<{ pipelineId: string; modelId: string }> {
   const model = await stack.http.expect<{ id: string }>(201, 'POST', '/embedding_models', {
-    name: 'bench-hash-384',
+    name,
     provider: 'hash',
     size: DIMS,
-    // The index's build parameters, for the trade-off (the model's defaults unless given).
-    ...(settings.efConstruction ? { index: { ef_construction: settings.efConstruction } } : {}),
+    ...(index ? { index } : {}),
   });
   const splitter = await stack.http.expect<{ id: string }>(201, 'POST', '/text_splitters', {
-    name: 'bench-1k',
+    name,
     provider: 'recursive_character',
     parameters: { chunk_size: 1000, chunk_overlap: 0 },
   });
   const pipeline = await stack.http.expect<{ id: string }>(201, 'POST', '/pipelines', {
-    name: 'bench-retrieval',
+    name,
     embedding_model_id: model.id,
     text_splitter_id: splitter.id,
     classifications: CLASSIFICATIONS,
@@ -265,22 +269,7 @@ async function indexReady(stack: BenchStack, modelId: string): Promise<void> {
  * model of their own): from the POST until every document is ready, and until the index is.
  */
 async function smallDocuments(stack: BenchStack) {
-  const model = await stack.http.expect<{ id: string }>(201, 'POST', '/embedding_models', {
-    name: 'bench-small-docs',
-    provider: 'hash',
-    size: DIMS,
-  });
-  const splitter = await stack.http.expect<{ id: string }>(201, 'POST', '/text_splitters', {
-    name: 'bench-small-docs',
-    provider: 'recursive_character',
-    parameters: { chunk_size: 1000, chunk_overlap: 0 },
-  });
-  const pipeline = await stack.http.expect<{ id: string }>(201, 'POST', '/pipelines', {
-    name: 'bench-small-docs',
-    embedding_model_id: model.id,
-    text_splitter_id: splitter.id,
-    classifications: CLASSIFICATIONS,
-  });
+  const { pipelineId, modelId } = await createPipeline(stack, 'bench-small-docs');
   const corpus = newCorpus().reseed(settings.seed + 2);
   const documents = Array.from({ length: settings.smallDocuments }, (_, i) => ({
     content: corpus.paragraph(i % settings.topics),
@@ -291,7 +280,7 @@ async function smallDocuments(stack: BenchStack) {
   const posted = await stack.http.expect<{ batch_id: string }>(
     202,
     'POST',
-    `/pipelines/${pipeline.id}/documents:batch`,
+    `/pipelines/${pipelineId}/documents:batch`,
     { documents },
   );
   const postMs = elapsedMs(start);
@@ -300,14 +289,14 @@ async function smallDocuments(stack: BenchStack) {
     progress = await stack.http.expect(
       200,
       'GET',
-      `/pipelines/${pipeline.id}/document_batches/${posted.batch_id}`,
+      `/pipelines/${pipelineId}/document_batches/${posted.batch_id}`,
     );
     if (progress.status === 'done') break;
     if (interrupted) throw new Error('interrupted');
     await new Promise((r) => setTimeout(r, 50));
   }
   const readyMs = elapsedMs(start);
-  await indexReady(stack, model.id);
+  await indexReady(stack, modelId);
   const indexedMs = elapsedMs(start);
   if (progress.documents.failed! > 0) throw new Error(`${progress.documents.failed} small documents failed`);
   return {
@@ -613,7 +602,12 @@ async function main(): Promise<void> {
       `database ${stack.databaseName}; ingestion batch ${stack.config.ingestion.batchSize}, ` +
         `parallelism ${stack.config.ingestion.parallelism}, db pool ${stack.config.dbPoolMax}, ef_search ${stack.config.efSearch}`,
     );
-    const { pipelineId, modelId } = await createPipeline(stack);
+    // The index's build parameters, for the trade-off (the product's defaults unless given).
+    const { pipelineId, modelId } = await createPipeline(
+      stack,
+      'bench-retrieval',
+      settings.efConstruction ? { ef_construction: settings.efConstruction } : undefined,
+    );
     log(`ingesting ${settings.smallDocuments} one-fragment documents in one batch request`);
     const small = await smallDocuments(stack);
     log(`small documents ready in ${small.ready_s} s, indexed in ${small.index_ready_s} s`);
