@@ -4,7 +4,9 @@
 // database, the local Redis and Temporal, and the zero-latency fake model server in this process.
 // Reports executions per second, time to first token p50/p95/p99, errors (must be 0), the RSS of
 // the API and worker processes (sampled every second) and whether /readyz answered 200 throughout
-// (polled every 500 ms). Exits 1 when an execution or a readiness check failed.
+// (polled every 500 ms), and model calls per execution (from the fake's log: above 1.00 without a
+// fault, an execution paid the model twice). Exits 1 when an execution or a readiness check failed
+// or an execution called the model more than once.
 //  - agent mode (default): an agent with a query and a similarity placeholder (k 5) over a
 //    pipeline of BENCH_FRAGMENTS fragments (hash embedder, 384 dims): the DESIGN §6 throughput case;
 //  - query mode: direct LLM queries (POST /llms/{id}/query), no retrieval.
@@ -122,11 +124,17 @@ async function run(
   for (let round_ = 0; round_ < 2; round_++)
     await Promise.all(Array.from({ length: Math.min(settings.clients, 8) }, (_, i) => once(i)));
   fake.reset();
-  // The fake records every request body: keep its memory flat.
-  const trim = setInterval(() => fake.reset(), 1000);
+  // The fake records every request body: keep its memory flat, counting the model calls first
+  // (issue 16: one call per execution unless an attempt really died; none dies here).
+  let modelCalls = 0;
+  const tally = () => {
+    modelCalls += fake.requestsFor(MODEL).length;
+    fake.reset();
+  };
+  const trim = setInterval(tally, 1000);
   log(`load: ${settings.clients} clients for ${settings.durationS} s (${settings.mode} executions)`);
   try {
-    return await measurePhase({ processes: pids, readyUrl: `${apiUrl}/readyz` }, () =>
+    const phase = await measurePhase({ processes: pids, readyUrl: `${apiUrl}/readyz` }, () =>
       closedLoop(
         settings.clients,
         nowMs() + settings.durationS * 1000,
@@ -134,6 +142,13 @@ async function run(
         (c, i) => once(c * 7 + i),
       ),
     );
+    tally();
+    const executions = phase.completed + phase.errors;
+    return {
+      ...phase,
+      model_calls: modelCalls,
+      model_calls_per_execution: round(executions === 0 ? 0 : modelCalls / executions, 3),
+    };
   } finally {
     clearInterval(trim);
   }
@@ -159,6 +174,12 @@ async function main(): Promise<void> {
           ...(settings.mode === 'agent' ? { target: { min: 50 } } : {}),
         },
         { figure: 'errors', value: load.errors, unit: '', target: { max: 0 } },
+        {
+          figure: 'model calls per execution',
+          value: load.model_calls_per_execution,
+          unit: '',
+          target: { max: 1 },
+        },
         { figure: '/readyz non-200 answers', value: readyz.failures, unit: '', target: { max: 0 } },
         { figure: 'TTFT p50', value: load.ttft_ms.p50, unit: 'ms' },
         { figure: 'TTFT p95', value: load.ttft_ms.p95, unit: 'ms' },
@@ -192,7 +213,8 @@ async function main(): Promise<void> {
         figures: figuresJson(figures),
       });
       console.log(`\nwritten to ${file} (run time ${runSeconds} s)`);
-      failed = load.errors > 0 || readyz.failures > 0;
+      // A second model call without a fault is a customer paying twice (issue 16).
+      failed = load.errors > 0 || readyz.failures > 0 || load.model_calls_per_execution > 1;
     } finally {
       await stack.stop();
     }
