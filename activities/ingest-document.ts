@@ -209,8 +209,8 @@ export function createIngestionActivities(deps: IngestionDeps) {
      * in its batch size whatever the documents' sizes.
      */
     async embedStaged(input: { documentVersionIds: string[]; from: number; count: number }): Promise<void> {
-      const [first] = await deps.ingestions.startIngestions(input.documentVersionIds.slice(0, 1));
-      const pipeline = first && (await deps.pipelines.get(first.version.pipeline_id));
+      const first = await deps.ingestions.getVersion(input.documentVersionIds[0]!);
+      const pipeline = first && (await deps.pipelines.get(first.pipeline_id));
       if (!pipeline) throw gone('The pipeline');
       const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
       if (!model) throw gone('The embedding model');
