@@ -94,7 +94,10 @@ export function createIngestionActivities(deps: IngestionDeps) {
     }
   };
 
-  /** Chunks of a version's content, with the lookups of its pipeline, splitter and model cached. */
+  /**
+   * Chunks of a version's content, with the lookups of its pipeline, splitter and model (and the
+   * model's embedder) cached for one activity.
+   */
   const splitter = (cache = new Map<string, Promise<unknown>>()) => {
     const once = <T>(key: string, load: () => Promise<T>): Promise<T> => {
       if (!cache.has(key)) cache.set(key, load());
@@ -113,7 +116,8 @@ export function createIngestionActivities(deps: IngestionDeps) {
       const chunks = (
         await splitText(textSplitter.provider, textSplitter.parameters, content, deps.limits.fragmentChars)
       ).filter((c) => /[\p{L}\p{N}]/u.test(c));
-      return { pipeline, model, chunks };
+      const embedder = () => once(`e:${model.id}`, () => embedderFor(deps, model));
+      return { pipeline, model, chunks, embedder };
     };
   };
 
@@ -157,7 +161,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
             await deps.ingestions.failIngestion(version.versionId, err.message);
             continue;
           }
-          const { pipeline, model, chunks } = prepared;
+          const { pipeline, model, chunks, embedder } = prepared;
           fragments += chunks.length;
           if (model.provider !== 'hash') {
             await deps.ingestions.stageFragments(
@@ -168,7 +172,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
             staged.push({ documentVersionId: version.versionId, fragmentCount: chunks.length });
             continue;
           }
-          const vectors = await (await embedderFor(deps, model)).embed(chunks);
+          const vectors = await (await embedder()).embed(chunks);
           const key = `${model.id}:${pipeline.text_search_config}`;
           const load = loads.get(key) ?? {
             modelId: model.id,

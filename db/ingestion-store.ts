@@ -280,20 +280,21 @@ export class IngestionStore {
       const todo = all.filter((v) => wanted.has(v.id) && v.status !== 'ready');
       if (todo.length === 0) return;
       const now = new Date();
-      // The newest version of each document that becomes or is ready.
+      // The newest version of each document that is or becomes ready.
       const newest = new Map<string, number>();
-      for (const v of all.filter((v) => v.status === 'ready' || todo.includes(v)))
-        newest.set(v.document_id, Math.max(newest.get(v.document_id) ?? -Infinity, Number(v.version)));
+      for (const v of all)
+        if (v.status === 'ready' || wanted.has(v.id))
+          newest.set(v.document_id, Math.max(newest.get(v.document_id) ?? -Infinity, Number(v.version)));
       const superseded = todo.filter((v) => Number(v.version) < newest.get(v.document_id)!).map((v) => v.id);
       const becomingCurrent = todo.filter((v) => Number(v.version) === newest.get(v.document_id));
+      // Ready versions older than the one becoming current of their document expire.
+      const current = new Map(becomingCurrent.map((v) => [v.document_id, Number(v.version)]));
       const olderIds = all
         .filter(
           (v) =>
             v.status === 'ready' &&
             v.expired_at === null &&
-            becomingCurrent.some(
-              (c) => c.document_id === v.document_id && Number(v.version) < Number(c.version),
-            ),
+            Number(v.version) < (current.get(v.document_id) ?? -Infinity),
         )
         .map((v) => v.id);
       if (olderIds.length > 0) {

@@ -10,12 +10,12 @@ import {
 } from '../../db/document-store';
 import { missingReference, type Pipeline, type PipelineStore } from '../../db/pipeline-store';
 import type { TextSplitterStore } from '../../db/text-splitter-store';
-import { InvalidInput, NotFound } from '../../domain/errors';
+import { InvalidInput } from '../../domain/errors';
 import type { Limits } from '../../domain/limits';
 import { parseListQuery } from '../../domain/list-params';
 import { can, type Principal } from '../../domain/permissions';
 import { isUuid, newId } from '../../infra/ids';
-import { loadAuthorized } from '../access';
+import { loadAuthorized, loadById } from '../access';
 import { principalOf } from '../auth';
 import { validateMetadata } from '../metadata-schema';
 import type { RouteRegistry } from '../route-registry';
@@ -125,12 +125,8 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
   const router = Router();
   const pipelineFor = (id: unknown, principal: Principal, action: 'read' | 'write' | 'execute') =>
     loadAuthorized(principal, action, 'pipelines', 'Pipeline', id, (pid) => deps.pipelines.get(pid));
-  const documentFor = async (pipeline: Pipeline, id: unknown): Promise<DocumentVersion> => {
-    const doc =
-      typeof id === 'string' && isUuid(id) ? await deps.documents.get(pipeline.id, id.toLowerCase()) : null;
-    if (!doc) throw new NotFound(`Document with id ${String(id)} not found`);
-    return doc;
-  };
+  const documentFor = (pipeline: Pipeline, id: unknown): Promise<DocumentVersion> =>
+    loadById('Document', id, (did) => deps.documents.get(pipeline.id, did));
 
   routes.add<DocumentBody>(
     router,
@@ -203,12 +199,9 @@ export function documentRoutes(routes: RouteRegistry, deps: DocumentRouteDeps): 
     },
     async (req, res) => {
       const pipeline = await pipelineFor(req.params.id, principalOf(req), 'read');
-      const id = req.params.batchId;
-      const batch =
-        typeof id === 'string' && isUuid(id)
-          ? await deps.documents.batch(pipeline.id, id.toLowerCase())
-          : null;
-      if (!batch) throw new NotFound(`Document batch with id ${String(id)} not found`);
+      const batch = await loadById('Document batch', req.params.batchId, (id) =>
+        deps.documents.batch(pipeline.id, id),
+      );
       res.json({ ...batch, created_at: batch.created_at.toISOString() });
     },
   );

@@ -192,6 +192,34 @@ describe('issue 15: batch ingestion', () => {
     expect(hits[0]!.page_content).toBe(paragraph(7));
   });
 
+  it('an embedding server that stays unreachable: every document of the batch fails, naming it', async () => {
+    const modelId = await createModel('batch-down', {
+      provider: 'openai',
+      size: 16,
+      parameters: { endpoint: 'http://127.0.0.1:9/v1', model: 'nowhere', api_key: 'k' },
+    });
+    const pipelineId = await createPipeline('batch-down', modelId);
+    const documents = [paragraph(1), paragraph(2), paragraph(3)].map((content) => ({
+      content,
+      classification: 'public',
+    }));
+    const { progress, documents: created } = await ingestBatch(pipelineId, documents);
+    expect(progress.documents).toEqual({ total: 3, pending: 0, processing: 0, ready: 0, failed: 3 });
+    for (const doc of created) {
+      const got = await stack.api.get(`/pipelines/${pipelineId}/documents/${doc.id}`);
+      expect(got.body).toMatchObject({ status: 'failed', error: expect.stringMatching(/embedding server/i) });
+    }
+    expect(
+      await stack.rt
+        .db('fragment_staging')
+        .whereIn(
+          'document_version_id',
+          stack.rt.db('document_versions').where({ pipeline_id: pipelineId }).select('id'),
+        )
+        .count({ n: '*' }),
+    ).toEqual([{ n: 0 }]);
+  });
+
   it('GET of a batch: unknown, malformed, or of another pipeline → 404', async () => {
     const modelId = await createModel('batch-404');
     const pipelineId = await createPipeline('batch-404', modelId);
