@@ -9,6 +9,7 @@ import type { LlmStore } from '../db/llm-store';
 import type { ExecutionStore } from '../db/execution-store';
 import { toResponsesRequest, type ChatMessage } from '../domain/llm-request';
 import type { RelayEvent } from '../domain/stream-events';
+import { isDatabaseConnectionLost } from '../infra/connection-errors';
 import { ModelClients } from '../infra/model-clients';
 import type { Relay } from '../infra/relay';
 import { FailureType, type CallModelInput, type CallModelResult, type Usage } from '../workflows/contracts';
@@ -37,6 +38,37 @@ export const answerPayloadId = (executionId: string): string =>
   uuidv5(`${executionId}:answer`, ANSWER_NAMESPACE);
 
 const HEARTBEAT_MS = 1000;
+/**
+ * How long an attempt whose model call is under way or paid for repeats a write that lost its
+ * PostgreSQL connection (a dropped connection, a restart, a failover), and the pauses between
+ * tries: failing the attempt instead would ask the model again (issue 16, docs/decisions.md).
+ */
+const STORE_FOR_MS = 30_000;
+const STORE_PAUSES_MS = [100, 250, 500, 1000, 2000];
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `write`, repeated while its database connection is lost, for up to STORE_FOR_MS (the activity
+ * heartbeats meanwhile); then, or at once for any other error, an `Infra.Unavailable` failure.
+ * Never classified as the model's failure: the model did its part.
+ */
+async function persisting<T>(what: string, write: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + STORE_FOR_MS;
+  for (let tries = 0; ; tries++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isDatabaseConnectionLost(err) || Date.now() >= deadline) {
+        throw ApplicationFailure.create({
+          type: FailureType.InfraUnavailable,
+          message: `Could not store the ${what}: ${err instanceof Error ? err.message : String(err)}`,
+        });
+      }
+      await sleep(STORE_PAUSES_MS[Math.min(tries, STORE_PAUSES_MS.length - 1)]!);
+    }
+  }
+}
 
 export function createCallModel(deps: CallModelDeps) {
   const clients = new ModelClients();
@@ -110,7 +142,9 @@ export function createCallModel(deps: CallModelDeps) {
 
     // The attempt is recorded while the model is asked, not before: it is awaited before the
     // answer counts, so a record that cannot be written still fails (and retries) the attempt.
-    const attemptRecorded = deps.executions.recordAttempt(input.executionId, attempt);
+    const attemptRecorded = persisting('attempt number', () =>
+      deps.executions.recordAttempt(input.executionId, attempt),
+    );
     const deltas = new DeltaBatcher(attempt, (event) => publish(input.executionId, event));
     attemptRecorded.catch(() => undefined);
     try {
@@ -162,7 +196,9 @@ export function createCallModel(deps: CallModelDeps) {
       await deltas.flush();
       await attemptRecorded;
       const answer: StoredAnswer = { text, usage };
-      await deps.executions.putPayload(answerId, input.executionId, 'answer', answer);
+      await persisting('answer', () =>
+        deps.executions.putPayload(answerId, input.executionId, 'answer', answer),
+      );
       await publish(input.executionId, done(usage));
       return { answerPayloadId: answerId, usage, attempt };
     } catch (err) {

@@ -24,3 +24,21 @@ export function connectionProblem(err: unknown): ConnectionProblem | undefined {
 }
 
 export const isCertificateError = (err: unknown): boolean => connectionProblem(err) === 'certificate';
+
+/** SQLSTATEs of a lost or refused PostgreSQL connection: class 08, and the server shutting down or starting. */
+const DATABASE_CONNECTION_CODES = /^(08[0-9A-Z]{3}|57P0[123])$/;
+/** node-postgres's own errors for a connection that ended or could not be had from the pool. */
+const DATABASE_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect)/;
+
+/**
+ * Whether a query failed because its PostgreSQL connection was lost or could not be opened (a
+ * dropped connection, a restart, a failover), so that the same query may succeed on a new one.
+ */
+export function isDatabaseConnectionLost(err: unknown): boolean {
+  if (connectionProblem(err) === 'unreachable') return true;
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    (typeof code === 'string' && DATABASE_CONNECTION_CODES.test(code)) ||
+    (typeof message === 'string' && DATABASE_CONNECTION_MESSAGES.test(message))
+  );
+}

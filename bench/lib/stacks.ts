@@ -22,6 +22,9 @@ export interface AgentryStack {
   api: Proc;
   worker: Proc;
   stateDir: string;
+  /** Its database and its Redis key prefix. */
+  databaseName: string;
+  redisPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -85,6 +88,8 @@ export async function startAgentryStack(mode: StackMode, name: string): Promise<
     api,
     worker,
     stateDir,
+    databaseName,
+    redisPrefix: env.AGENTRY_REDIS_PREFIX!,
     stop,
   };
 }

@@ -72,6 +72,9 @@ export interface RecordedRequest {
   aborted: boolean;
   /** The client's TCP port (tells which process sent the request). */
   remotePort?: number;
+  /** When the request arrived, and when its response finished or was cut off (epoch ms). */
+  receivedAt: number;
+  closedAt?: number;
 }
 
 export interface FakeModelServer {
@@ -201,7 +204,14 @@ function sendError(
 }
 
 function recordOf(req: IncomingMessage, model: string, body: Record<string, unknown>): RecordedRequest {
-  return { model, body, headers: { ...req.headers }, aborted: false, remotePort: req.socket.remotePort };
+  return {
+    model,
+    body,
+    headers: { ...req.headers },
+    aborted: false,
+    remotePort: req.socket.remotePort,
+    receivedAt: Date.now(),
+  };
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -368,6 +378,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
     requests.push(recorded);
     let droppedByServer = false;
     res.on('close', () => {
+      recorded.closedAt = Date.now();
       if (!res.writableFinished && !droppedByServer && !closing) recorded.aborted = true;
     });
 

@@ -91,13 +91,20 @@ export interface LiveStream {
   executionId: string;
   /** Events received so far; grows while the response is open. */
   events: any[];
+  /** When each event arrived (epoch ms), index for index with `events`. */
+  arrivals: number[];
   /** Resolves when the response ended (rejects if the connection broke). */
   ended: Promise<void>;
 }
 
 /** Reads an NDJSON response as it arrives. */
-export function readNdjson(res: Response): Pick<LiveStream, 'events' | 'ended'> {
+export function readNdjson(res: Response): Pick<LiveStream, 'events' | 'arrivals' | 'ended'> {
   const events: any[] = [];
+  const arrivals: number[] = [];
+  const push = (line: string): void => {
+    events.push(JSON.parse(line));
+    arrivals.push(Date.now());
+  };
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
@@ -108,12 +115,12 @@ export function readNdjson(res: Response): Pick<LiveStream, 'events' | 'ended'> 
       buffered += decoder.decode(value, { stream: true });
       const lines = buffered.split('\n');
       buffered = lines.pop()!;
-      for (const line of lines) if (line.trim() !== '') events.push(JSON.parse(line));
+      for (const line of lines) if (line.trim() !== '') push(line);
     }
-    if (buffered.trim() !== '') events.push(JSON.parse(buffered));
+    if (buffered.trim() !== '') push(buffered);
   })();
   ended.catch(() => undefined); // a test that breaks the connection awaits it itself
-  return { events, ended };
+  return { events, arrivals, ended };
 }
 
 /**
@@ -124,6 +131,7 @@ export async function executeAgent(
   admin: Api,
   agent: SeededAgent,
   headers: Record<string, string> = {},
+  question = 'How do I rotate the credentials?',
 ): Promise<LiveStream & { body: string }> {
   const res = await fetch(`${admin.baseUrl}/agents/${agent.agentId}/execute`, {
     method: 'POST',
@@ -134,13 +142,14 @@ export async function executeAgent(
       ...headers,
     }),
     body: JSON.stringify({
-      prompt: { question: 'How do I rotate the credentials?' },
+      prompt: { question },
       classification: 'internal',
     }),
   });
   const executionId = res.headers.get('x-agentry-execution-id') ?? '';
   if (res.status !== 200) {
-    return { status: res.status, executionId, events: [], ended: Promise.resolve(), body: await res.text() };
+    const body = await res.text();
+    return { status: res.status, executionId, events: [], arrivals: [], ended: Promise.resolve(), body };
   }
   return { status: res.status, executionId, ...readNdjson(res), body: '' };
 }

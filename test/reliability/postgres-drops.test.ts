@@ -80,6 +80,37 @@ describe('reliability: PostgreSQL connections dropped', () => {
     });
   }, 90_000);
 
+  it('§9.3/LLM-3: every connection is dropped, twice, while the streamed answer is being stored: the attempt stores it on a fresh connection instead of failing; no reset, 1 model call (the model is not paid twice)', async () => {
+    fake.script(MODEL, { text: ANSWER, deltaDelayMs: 50 });
+    const before = fake.requestsFor(MODEL).length;
+    const execution = executeAgent(stack.admin, agent);
+    // The rendered prompt is stored before the model is asked: once the request arrived, the
+    // next write to execution_payloads is the answer's, and it queues behind the lock.
+    await waitFor(() => fake.requestsFor(MODEL).length > before, {
+      what: 'the model request',
+      timeoutMs: 20_000,
+    });
+    await whileLocked(stack.database.url, 'execution_payloads', 'EXCLUSIVE', (lock) => lock.dropBlocked(2));
+    const stream = await execution;
+    expect(stream.status).toBe(200);
+    await stream.ended;
+    expectCleanAnswer(stream.events, ANSWER, 1);
+    expect(resets(stream.events)).toHaveLength(0);
+    expect(
+      fake
+        .requestsFor(MODEL)
+        .slice(before)
+        .map((r) => r.aborted),
+    ).toEqual([false]);
+    expect(await activityRuns(TEMPORAL_ADDRESS, `execution-${stream.executionId}`, 'callModel')).toEqual([
+      { attempt: 1, previousFailure: undefined },
+    ]);
+    expect(await finishedRecord(stack.database.url, stream.executionId)).toEqual({
+      status: 'succeeded',
+      attempts: 1,
+    });
+  }, 90_000);
+
   it('DOC-3: every connection is dropped while the fragments are staged, twice while a batch of embeddings is written and twice while the fragments are copied: the document becomes ready with exactly its fragments (none lost, none twice)', async () => {
     fake.scriptEmbeddings(EMBEDDER, { size: 16, delayMs: 300 });
     const paragraphs = Array.from(

@@ -101,7 +101,8 @@ export function metricSample(text: string, name: string, labels: Record<string, 
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
-function runsIn(history: temporal.api.history.v1.IHistory, activity: string): ActivityRun[] {
+/** The finished runs of an activity type in a history (see `activityRuns`). */
+export function runsIn(history: temporal.api.history.v1.IHistory, activity: string): ActivityRun[] {
   const scheduled = new Map<string, string>();
   const runs: ActivityRun[] = [];
   for (const event of history.events ?? []) {

@@ -1,0 +1,172 @@
+// Faults under load (issue 16, §9.5, §9.6, LLM-3, DX-2, DX-4): 32 clients stream executions of
+// one agent back to back, each answer paced at about 2 s (20 deltas, 100 ms apart), while one
+// fault strikes per case. The stack runs with the product's default timeouts (a heartbeat timeout
+// of 20 s, no-progress 120 s), not the test suite's short ones: what is proven here is that these
+// settings survive a busy machine. Each case checks what `checkLoadRun` lists (every client has
+// the full answer once, model calls = executions + attempts that really died, nothing left
+// running) and reports the recovery time of the streams the fault hit (test/reliability/under-load.ts;
+// `npm run bench -- chaos` collects the figures).
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import { Client as PgClient } from 'pg';
+import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
+import { scriptedAnswer, seedAgent, type SeededAgent } from '../helpers/agent-streams';
+import { startProcessStack, type Child, type ProcessStack } from '../helpers/processes';
+import type { LoadFigures } from '../../bench/lib/fault-figures';
+import { PrivateRedis, PrivateTemporal } from './support';
+import { checkLoadRun, connectionsTo, reportFigures, runUnderLoad, type FaultReport } from './under-load';
+
+const MODEL = 'load-fault-gpt';
+const ANSWER = scriptedAnswer(20);
+const CLIENTS = 32;
+/** Long enough for every client to be mid-stream when the fault strikes. */
+const WARM_UP_MS = 4000;
+/** Load after the fault is over, so that recovery happens under load too. */
+const AFTER_MS = 4000;
+const CPU_SATURATION_MS = 10_000;
+
+let redis: PrivateRedis;
+let temporal: PrivateTemporal;
+let stack: ProcessStack;
+let fake: FakeModelServer;
+let agent: SeededAgent;
+
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+  [redis, temporal] = await Promise.all([PrivateRedis.start(), PrivateTemporal.start()]);
+  // The product's defaults (infra/config.ts) where the test environment shortens them.
+  stack = await startProcessStack({
+    REDIS_URL: redis.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    AGENTRY_DB_POOL_MAX: '10',
+    AGENTRY_LLM_HEARTBEAT_TIMEOUT_MS: '20000',
+    AGENTRY_LLM_NO_PROGRESS_MS: '120000',
+    AGENTRY_LLM_START_TO_CLOSE_MS: '600000',
+    AGENTRY_LLM_RETRY_INITIAL_MS: '1000',
+    AGENTRY_LLM_RETRY_MAX_INTERVAL_MS: '30000',
+    AGENTRY_BOOKKEEPING_RETRY_INITIAL_MS: '200',
+  });
+  agent = await seedAgent(stack.admin, fake, { model: MODEL });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await Promise.all([redis?.stop(), temporal?.stop()]);
+  await fake?.close();
+});
+
+beforeEach(() => fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 }));
+afterEach(() => fake.requests.splice(0));
+
+const isLive = (child: Child): boolean =>
+  child.process.exitCode === null && child.process.signalCode === null;
+
+/** 32 clients under `fault`; the checks every fault must pass; the figures reported. */
+async function underFault(scenario: string, fault: () => Promise<FaultReport | void>): Promise<LoadFigures> {
+  const load = await runUnderLoad({
+    api: stack.admin,
+    agent,
+    clients: CLIENTS,
+    warmUpMs: WARM_UP_MS,
+    afterMs: AFTER_MS,
+    fault,
+  });
+  const figures = await checkLoadRun(scenario, load, {
+    fake,
+    model: MODEL,
+    answer: ANSWER,
+    temporalAddress: temporal.address,
+    databaseUrl: stack.database.url,
+  });
+  reportFigures(figures);
+  expect(figures.affected).toBeGreaterThanOrEqual(CLIENTS / 2);
+  expect(figures.extra_model_calls).toBe(0);
+  return figures;
+}
+
+/** Busy loops at the workers' priority, one per core, for `ms`: the machine saturated. */
+function saturateCpu(ms: number): Promise<void> {
+  const burners = Array.from({ length: os.availableParallelism() }, () =>
+    spawn(process.execPath, ['-e', `const end = Date.now() + ${ms}; while (Date.now() < end);`], {
+      stdio: 'ignore',
+    }),
+  );
+  return Promise.all(
+    burners.map((b) => new Promise<void>((resolve) => b.once('exit', () => resolve()))),
+  ).then(() => undefined);
+}
+
+/** Every connection to the stack's database terminated at once. */
+async function dropDatabaseConnections(): Promise<void> {
+  const db = new PgClient({ connectionString: stack.database.url });
+  await db.connect();
+  try {
+    const { rows } = await db.query(
+      `SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    );
+    expect(rows.length).toBeGreaterThan(0);
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * SIGKILLs `worker`. It is stopped first (SIGSTOP: it sends nothing more), so that the connections
+ * to the model server read meanwhile name every request it ever sent that is still connected.
+ */
+async function killWorker(worker: Child): Promise<FaultReport> {
+  const pid = worker.process.pid!;
+  process.kill(pid, 'SIGSTOP');
+  const stoppedAt = Date.now();
+  const senders = connectionsTo(fake.port);
+  await worker.kill('SIGKILL');
+  return { killed: { pid, stoppedAt, exitedAt: Date.now(), senders } };
+}
+
+describe('reliability: faults while 32 streams run', () => {
+  it('§9.5/LLM-3: the CPU saturated by competing processes for 10 s: no heartbeat is missed, no attempt retried (0 extra model calls), every client gets the full answer once', async () => {
+    const figures = await underFault('CPU saturated for 10 s', () => saturateCpu(CPU_SATURATION_MS));
+    expect(figures.died_attempts).toBe(0);
+  }, 180_000);
+
+  it('§9.6: Redis killed under load and back 3 s later: every client gets the full answer once, no reset, 1 model call per execution', async () => {
+    const figures = await underFault('Redis restarted (3 s down)', () => redis.restart(3000));
+    expect(figures.died_attempts).toBe(0);
+  }, 180_000);
+
+  it('§9.3: every PostgreSQL connection dropped under load: activities retry on fresh connections; every client gets the full answer once, 1 model call per execution', async () => {
+    const figures = await underFault('PostgreSQL dropped every connection', dropDatabaseConnections);
+    expect(figures.died_attempts).toBe(0);
+  }, 180_000);
+
+  it('§9.3/§9.6: the Temporal dev server killed under load and restarted on its database: executions go on from their histories; every client gets the full answer once, 1 model call per execution', async () => {
+    const figures = await underFault('Temporal dev server restarted', () => temporal.restart());
+    expect(figures.died_attempts).toBe(0);
+  }, 180_000);
+
+  it('DX-2/DX-4: the API SIGKILLed under load and restarted: clients re-attach after Last-Event-ID (or repeat their POST under its Idempotency-Key) and get the full answer once; 1 model call per execution', async () => {
+    const figures = await underFault('API restarted, clients re-attach', async () => {
+      await stack.restartApi('SIGKILL');
+    });
+    expect(figures.died_attempts).toBe(0);
+    expect(figures.reattachments).toBeGreaterThanOrEqual(CLIENTS / 2);
+  }, 180_000);
+
+  it('LLM-3/§9.5: the only worker SIGKILLed under load and restarted: each attempt it ran is retried once after the heartbeat timeout; clients see reset, then the full answer once; model calls = executions + died attempts', async () => {
+    const worker = stack.workers.find(isLive)!;
+    const figures = await underFault('the only worker SIGKILLed and restarted', async () => {
+      const report = await killWorker(worker);
+      await stack.startWorker();
+      return report;
+    });
+    expect(figures.died_attempts).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('LLM-3/§9.5: one of two workers SIGKILLed under load: only the attempts it ran are retried, on the survivor; the survivor’s streams are not paid twice', async () => {
+    if (stack.workers.filter(isLive).length < 2) await stack.startWorker();
+    const [victim] = stack.workers.filter(isLive);
+    const figures = await underFault('one of two workers SIGKILLed', () => killWorker(victim!));
+    expect(figures.died_attempts).toBeGreaterThan(0);
+  }, 240_000);
+});

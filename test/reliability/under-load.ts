@@ -1,0 +1,364 @@
+// Faults under load (issue 16): clients that execute the seeded agent back to back while a fault
+// strikes, and what their runs prove. Each client behaves as a demanding one would: it POSTs each
+// execution under an Idempotency-Key (repeated while the API cannot be reached or answers 503)
+// and re-attaches a stream cut off before its terminal event after the last event it has
+// (Last-Event-ID). Every question carries a token, so the model requests the fake received can be
+// told apart per execution.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
+import { Client as PgClient } from 'pg';
+import type { FakeModelServer, RecordedRequest } from '../fakes/fake-model-server';
+import {
+  executeAgent,
+  expectCleanAnswer,
+  readNdjson,
+  resets,
+  type SeededAgent,
+} from '../helpers/agent-streams';
+import type { Api } from '../helpers/http';
+import { sleep, until } from '../helpers/wait';
+import type { LoadFigures } from '../../bench/lib/fault-figures';
+import { percentile } from '../../bench/lib/report';
+import { runsIn } from './support';
+
+/** How long a client keeps repeating a POST or a re-attachment that cannot get through. */
+const RETRY_FOR_MS = 90_000;
+const RETRY_PAUSE_MS = 200;
+
+export interface ClientRun {
+  client: number;
+  token: string;
+  executionId: string;
+  postedAt: number;
+  events: any[];
+  /** When each event arrived (epoch ms). */
+  arrivals: number[];
+  /** Repeated POSTs (the API unreachable or 503) and re-attachments after a cut-off stream. */
+  postRetries: number;
+  reattachments: number;
+  error?: string;
+}
+
+/**
+ * What a fault reports of itself: the worker it killed, when it was stopped and when it exited,
+ * and which process held each connection to the model server (by its local port) in between.
+ */
+export interface FaultReport {
+  killed?: { pid: number; stoppedAt: number; exitedAt: number; senders: Map<number, number> };
+}
+
+/** How long after a worker's exit the fake may still read a request it sent (socket buffers). */
+const DELIVERY_GRACE_MS = 1000;
+
+export interface LoadRun {
+  runs: ClientRun[];
+  faultAt: number;
+  faultEndedAt: number;
+  report: FaultReport;
+}
+
+const isTerminal = (event: any): boolean => event?.type === 'done' || event?.type === 'error';
+
+/** One execution to its terminal event, through whatever the fault does to the connection. */
+async function executeThrough(api: Api, agent: SeededAgent, run: ClientRun): Promise<void> {
+  const question = `How do I rotate the credentials? [${run.token}]`;
+  const deadline = Date.now() + RETRY_FOR_MS;
+  const retry = async (what: string): Promise<void> => {
+    if (Date.now() > deadline) throw new Error(`${what} did not get through in ${RETRY_FOR_MS} ms`);
+    await sleep(RETRY_PAUSE_MS);
+  };
+  for (;;) {
+    const posted = await executeAgent(api, agent, { 'Idempotency-Key': `load-${run.token}` }, question).catch(
+      () => undefined,
+    );
+    if (posted?.status === 200) {
+      run.executionId = posted.executionId;
+      await collect(run, posted.events, posted.arrivals, posted.ended);
+      break;
+    }
+    if (posted && posted.status !== 503) throw new Error(`POST answered ${posted.status}: ${posted.body}`);
+    run.postRetries++;
+    await retry('the POST');
+  }
+  while (!isTerminal(run.events.at(-1))) {
+    run.reattachments++;
+    const last = run.events.at(-1)?.seq as number | undefined;
+    const res = await fetch(`${api.baseUrl}/executions/${run.executionId}/stream`, {
+      headers: api.headers(last === undefined ? {} : { 'last-event-id': String(last) }),
+    }).catch(() => undefined);
+    if (res?.status === 200) {
+      const stream = readNdjson(res);
+      await collect(run, stream.events, stream.arrivals, stream.ended);
+      continue;
+    }
+    if (res && res.status !== 503)
+      throw new Error(`re-attaching answered ${res.status}: ${await res.text()}`);
+    await retry('re-attaching');
+  }
+}
+
+/** Adds a stream's events to the run as they arrive, until the stream ends or breaks. */
+async function collect(
+  run: ClientRun,
+  events: any[],
+  arrivals: number[],
+  ended: Promise<void>,
+): Promise<void> {
+  let taken = 0;
+  const take = (): void => {
+    for (; taken < events.length; taken++) {
+      run.events.push(events[taken]);
+      run.arrivals.push(arrivals[taken]!);
+    }
+  };
+  const timer = setInterval(take, 5);
+  await ended.catch(() => undefined);
+  clearInterval(timer);
+  take();
+}
+
+/**
+ * `clients` clients run executions back to back; after `warmUpMs`, `fault` strikes (it resolves
+ * when the fault is over: a process restarted, a burner exited); the clients go on for `afterMs`
+ * more, then finish the executions they have in flight.
+ */
+export async function runUnderLoad(opts: {
+  api: Api;
+  agent: SeededAgent;
+  clients: number;
+  warmUpMs: number;
+  afterMs: number;
+  fault: () => Promise<FaultReport | void>;
+}): Promise<LoadRun> {
+  const nonce = randomBytes(3).toString('hex');
+  const runs: ClientRun[] = [];
+  let stopping = false;
+  const client = async (c: number): Promise<void> => {
+    for (let i = 0; !stopping; i++) {
+      const run: ClientRun = {
+        client: c,
+        token: `${nonce}-c${c}-r${i}`,
+        executionId: '',
+        postedAt: Date.now(),
+        events: [],
+        arrivals: [],
+        postRetries: 0,
+        reattachments: 0,
+      };
+      runs.push(run);
+      await executeThrough(opts.api, opts.agent, run).catch((err: Error) => {
+        run.error = err.message;
+      });
+    }
+  };
+  const clients = Array.from({ length: opts.clients }, (_, c) => client(c));
+  await sleep(opts.warmUpMs);
+  const faultAt = Date.now();
+  let report: FaultReport = {};
+  let faultError: unknown;
+  try {
+    report = (await opts.fault()) ?? {};
+  } catch (err) {
+    faultError = err;
+  }
+  const faultEndedAt = Date.now();
+  await sleep(opts.afterMs);
+  stopping = true;
+  await Promise.all(clients);
+  if (faultError !== undefined) throw faultError;
+  return { runs, faultAt, faultEndedAt, report };
+}
+
+// ---- what the runs prove --------------------------------------------------------------------------
+
+/** The model requests of each run, by the token in its question. */
+function requestsByToken(fake: FakeModelServer, model: string): Map<string, RecordedRequest[]> {
+  const byToken = new Map<string, RecordedRequest[]>();
+  for (const request of fake.requestsFor(model)) {
+    const token = /\[([0-9a-f]+-c\d+-r\d+)\]/.exec(JSON.stringify(request.body))?.[1];
+    if (!token) continue;
+    byToken.set(token, [...(byToken.get(token) ?? []), request]);
+  }
+  return byToken;
+}
+
+/** The pid of each local process connected to `port`, by the process's own port (from `ss`). */
+export function connectionsTo(port: number): Map<number, number> {
+  const out = execFileSync('ss', ['-Htnp', 'dst', `127.0.0.1:${port}`], { encoding: 'utf8' });
+  const pids = new Map<number, number>();
+  for (const line of out.split('\n')) {
+    const local = /127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:\d+/.exec(line)?.[1];
+    const pid = /pid=(\d+)/.exec(line)?.[1];
+    if (local && pid) pids.set(Number(local), Number(pid));
+  }
+  return pids;
+}
+
+/**
+ * From the fault to the stream's next delta (or terminal event): of the attempt that replaced one
+ * the fault killed, when the stream saw a `reset` after the fault (deltas the dead attempt
+ * published before it arrive after the fault too, and are no recovery).
+ */
+function recoveryOf(run: ClientRun, faultAt: number): number {
+  const after = run.events.map((_, i) => i).filter((i) => run.arrivals[i]! > faultAt);
+  const reset = after.find((i) => run.events[i].type === 'reset');
+  const next = after.find((i) => (reset === undefined || i > reset) && run.events[i].type !== 'reset');
+  return (next === undefined ? faultAt : run.arrivals[next]!) - faultAt;
+}
+
+/**
+ * Checks what every fault must leave true, and returns the figures:
+ *  - every client ended with exactly the full answer once (after a `reset` where an attempt died);
+ *  - every attempt but an execution's last ended on a heartbeat timeout (the histories);
+ *  - every model request but an execution's last (the fake's log) was sent, before the kill, by
+ *    the worker the fault killed (`report.killed`); any other is an extra call, the customer
+ *    paying twice: model calls = executions + attempts that died after calling the model;
+ *  - every request open on the killed worker at the kill was followed by another; none open on a
+ *    surviving worker was; without a kill, no attempt died and no stream saw a `reset`;
+ *  - no execution is left running (record and workflow).
+ */
+export async function checkLoadRun(
+  scenario: string,
+  load: LoadRun,
+  ctx: { fake: FakeModelServer; model: string; answer: string; temporalAddress: string; databaseUrl: string },
+): Promise<LoadFigures> {
+  const { runs, faultAt, report } = load;
+  const failed = runs.filter((r) => r.error !== undefined);
+  expect(failed.map((r) => `${r.token}: ${r.error}`)).toEqual([]);
+  for (const run of runs) {
+    try {
+      expectCleanAnswer(run.events, ctx.answer);
+    } catch (err) {
+      throw new Error(`execution ${run.executionId} (${run.token}): ${(err as Error).message}`);
+    }
+  }
+  const ids = runs.map((r) => r.executionId);
+  expect(new Set(ids).size).toBe(runs.length);
+
+  const connection = await Connection.connect({ address: ctx.temporalAddress });
+  const attempts = new Map<string, number>();
+  try {
+    const temporal = new TemporalClient({ connection });
+    for (const run of runs) {
+      const handle = temporal.workflow.getHandle(`execution-${run.executionId}`);
+      const status = await until(
+        async () => {
+          const { status } = await handle.describe();
+          return status.name === 'RUNNING' ? undefined : status.name;
+        },
+        { what: `workflow execution-${run.executionId} to close`, timeoutMs: 30_000, intervalMs: 100 },
+      );
+      expect({ id: run.executionId, status }).toEqual({ id: run.executionId, status: 'COMPLETED' });
+      const calls = runsIn(await handle.fetchHistory(), 'callModel');
+      expect(calls).toHaveLength(1);
+      const last = calls[0]!;
+      if (last.attempt > 1) expect(last.previousFailure).toBe('timeout:TIMEOUT_TYPE_HEARTBEAT');
+      attempts.set(run.token, last.attempt);
+    }
+  } finally {
+    await connection.close();
+  }
+
+  const db = new PgClient({ connectionString: ctx.databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ status: string; n: number }>(
+      'SELECT status, count(*)::int AS n FROM executions WHERE id = ANY($1::uuid[]) GROUP BY status',
+      [ids],
+    );
+    expect(rows).toEqual([{ status: 'succeeded', n: runs.length }]);
+  } finally {
+    await db.end();
+  }
+
+  const requests = requestsByToken(ctx.fake, ctx.model);
+  const killed = report.killed;
+  const byKilled = (r: RecordedRequest): boolean =>
+    killed !== undefined &&
+    killed.senders.get(r.remotePort!) === killed.pid &&
+    r.receivedAt <= killed.exitedAt + DELIVERY_GRACE_MS;
+  const openAtKill = (r: RecordedRequest): boolean =>
+    killed !== undefined &&
+    r.receivedAt <= killed.stoppedAt &&
+    (r.closedAt === undefined || r.closedAt > killed.stoppedAt);
+  const unexplained: string[] = [];
+  const wrongSurvivors: string[] = [];
+  const unretried: string[] = [];
+  let diedAfterCalling = 0;
+  for (const run of runs) {
+    const own = requests.get(run.token) ?? [];
+    expect({ token: run.token, calls: own.length >= 1 && own.length <= attempts.get(run.token)! }).toEqual({
+      token: run.token,
+      calls: true,
+    });
+    const earlier = own.slice(0, -1);
+    for (const r of earlier) {
+      if (byKilled(r)) diedAfterCalling++;
+      else
+        unexplained.push(
+          `${run.token}: request at ${r.receivedAt - faultAt} ms from the fault, sent by ${killed?.senders.get(r.remotePort!) ?? 'a process not connected at the kill'}`,
+        );
+    }
+    for (const r of own.filter(openAtKill)) {
+      if (byKilled(r) && r === own.at(-1)) unretried.push(run.token);
+      if (!byKilled(r) && r !== own.at(-1)) wrongSurvivors.push(run.token);
+    }
+  }
+  expect(unexplained).toEqual([]);
+  expect(unretried).toEqual([]);
+  expect(wrongSurvivors).toEqual([]);
+  const died = [...attempts.values()].reduce((sum, a) => sum + a - 1, 0);
+  if (killed) {
+    expect(runs.some((r) => (requests.get(r.token) ?? []).some((q) => byKilled(q) && openAtKill(q)))).toBe(
+      true,
+    );
+  } else {
+    expect(died).toBe(0);
+    expect(runs.filter((r) => resets(r.events).length > 0).map((r) => r.token)).toEqual([]);
+  }
+
+  const affected = runs.filter(
+    (r) => r.postedAt < faultAt && !r.events.some((e, i) => isTerminal(e) && r.arrivals[i]! <= faultAt),
+  );
+  const recovery = affected.map((r) => recoveryOf(r, faultAt)).sort((x, y) => x - y);
+  let longestGap = 0;
+  for (const run of runs) {
+    for (let i = 1; i < run.arrivals.length; i++) {
+      if (run.arrivals[i]! > faultAt && run.arrivals[i - 1]! <= load.faultEndedAt)
+        longestGap = Math.max(longestGap, run.arrivals[i]! - run.arrivals[i - 1]!);
+    }
+  }
+  const modelCalls = runs.reduce((sum, r) => sum + (requests.get(r.token)?.length ?? 0), 0);
+  return {
+    scenario,
+    executions: runs.length,
+    affected: affected.length,
+    recovery_ms: {
+      p50: percentile(recovery, 50) || 0,
+      p99: percentile(recovery, 99) || 0,
+      max: recovery.at(-1) ?? 0,
+    },
+    longest_gap_ms: longestGap,
+    recovery_samples_ms: recovery,
+    model_calls: modelCalls,
+    died_attempts: died,
+    died_after_calling: diedAfterCalling,
+    extra_model_calls: modelCalls - runs.length - diedAfterCalling,
+    resets: runs.reduce((sum, r) => sum + resets(r.events).length, 0),
+    reattachments: runs.reduce((sum, r) => sum + r.reattachments, 0),
+    post_retries: runs.reduce((sum, r) => sum + r.postRetries, 0),
+  };
+}
+
+/**
+ * Prints a scenario's figures, and appends them as one JSON line to AGENTRY_LOAD_FAULTS_RESULTS
+ * when it is set (`npm run bench -- chaos` collects them from there).
+ */
+export function reportFigures(figures: LoadFigures): void {
+  const file = process.env.AGENTRY_LOAD_FAULTS_RESULTS;
+  if (file) appendFileSync(file, `${JSON.stringify({ ...figures, at: new Date().toISOString() })}\n`);
+  const { recovery_samples_ms: _samples, ...shown } = figures;
+  process.stdout.write(`[faults under load] ${JSON.stringify(shown)}\n`);
+}

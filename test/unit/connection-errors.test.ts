@@ -1,0 +1,52 @@
+// What kind of failure a connection to PostgreSQL or Redis met (infra/connection-errors.ts): the
+// errors node-postgres and Node really raise, told apart from those a retry cannot mend.
+import { DatabaseError } from 'pg';
+import { connectionProblem, isDatabaseConnectionLost } from '../../infra/connection-errors';
+
+/** A server error as node-postgres builds it from an ErrorResponse message. */
+function serverError(code: string, message: string): DatabaseError {
+  const err = new DatabaseError(message, message.length, 'error');
+  err.code = code;
+  return err;
+}
+
+const nodeError = (code: string): NodeJS.ErrnoException => Object.assign(new Error(code), { code });
+
+describe('connectionProblem', () => {
+  it('names a refused certificate, refused credentials and an unreachable service', () => {
+    expect(connectionProblem(nodeError('SELF_SIGNED_CERT_IN_CHAIN'))).toBe('certificate');
+    expect(connectionProblem(serverError('28P01', 'password authentication failed'))).toBe('credentials');
+    expect(connectionProblem(new Error('WRONGPASS invalid username-password pair'))).toBe('credentials');
+    expect(connectionProblem(nodeError('ECONNREFUSED'))).toBe('unreachable');
+    expect(connectionProblem(serverError('23505', 'duplicate key value'))).toBeUndefined();
+  });
+});
+
+describe('isDatabaseConnectionLost', () => {
+  it.each([
+    [
+      'a backend terminated by pg_terminate_backend (57P01)',
+      serverError('57P01', 'terminating connection due to administrator command'),
+    ],
+    [
+      'the server shutting down (57P02) or starting (57P03)',
+      serverError('57P03', 'the database system is starting up'),
+    ],
+    ['a connection exception (class 08)', serverError('08006', 'connection failure')],
+    ['a socket closed under the client', new Error('Connection terminated unexpectedly')],
+    ['a pool that could not connect in time', new Error('timeout exceeded when trying to connect')],
+    ['a refused or reset TCP connection', nodeError('ECONNRESET')],
+  ])('%s: lost, a new connection may succeed', (_what, err) => {
+    expect(isDatabaseConnectionLost(err)).toBe(true);
+  });
+
+  it.each([
+    ['a unique violation (23505)', serverError('23505', 'duplicate key value violates unique constraint')],
+    ['a syntax error (42601)', serverError('42601', 'syntax error at or near "x"')],
+    ['refused credentials (28P01)', serverError('28P01', 'password authentication failed')],
+    ['a plain error', new Error('boom')],
+    ['not an error at all', undefined],
+  ])('%s: not a lost connection, repeating it would fail again', (_what, err) => {
+    expect(isDatabaseConnectionLost(err)).toBe(false);
+  });
+});
