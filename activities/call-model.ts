@@ -2,6 +2,7 @@
 // `start` once the model answered 200, each delta tagged with the attempt, and `done` after the
 // answer is stored. Heartbeats every second so cancellation arrives quickly; a separate
 // no-progress timer fails a silent stream as `Llm.Stalled`. The client never retries by itself.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { v5 as uuidv5 } from 'uuid';
@@ -39,33 +40,40 @@ export const answerPayloadId = (executionId: string): string =>
 
 const HEARTBEAT_MS = 1000;
 /**
- * How long an attempt whose model call is under way or paid for repeats a write that lost its
- * PostgreSQL connection (a dropped connection, a restart, a failover), and the pauses between
- * tries: failing the attempt instead would ask the model again (issue 16, docs/decisions.md).
+ * How long an attempt repeats a statement that lost its PostgreSQL connection (a dropped
+ * connection, a restart, a failover), and the pauses between tries: failing the attempt instead
+ * would, once the model is asked, ask it again (issue 16, docs/decisions.md).
  */
 const STORE_FOR_MS = 30_000;
 const STORE_PAUSES_MS = [100, 250, 500, 1000, 2000];
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
- * `write`, repeated while its database connection is lost, for up to STORE_FOR_MS (the activity
- * heartbeats meanwhile); then, or at once for any other error, an `Infra.Unavailable` failure.
- * Never classified as the model's failure: the model did its part.
+ * `statement`, repeated while its database connection is lost, for up to STORE_FOR_MS (the
+ * activity heartbeats meanwhile); then, or at once for any other error, an `Infra.Unavailable`
+ * failure naming only the error's code (the driver's message carries the statement and its
+ * values). Never classified as the model's failure. Stops when the attempt is cancelled or timed
+ * out (`signal`): a late write must not replace a newer attempt's.
  */
-async function persisting<T>(what: string, write: () => Promise<T>): Promise<T> {
+async function throughDatabase<T>(
+  what: string,
+  signal: AbortSignal,
+  statement: () => Promise<T>,
+): Promise<T> {
   const deadline = Date.now() + STORE_FOR_MS;
   for (let tries = 0; ; tries++) {
+    signal.throwIfAborted();
     try {
-      return await write();
+      return await statement();
     } catch (err) {
+      if (signal.aborted) throw err;
       if (!isDatabaseConnectionLost(err) || Date.now() >= deadline) {
+        const { code, name } = (err ?? {}) as { code?: unknown; name?: unknown };
         throw ApplicationFailure.create({
           type: FailureType.InfraUnavailable,
-          message: `Could not store the ${what}: ${err instanceof Error ? err.message : String(err)}`,
+          message: `Could not ${what} (${String(code ?? name ?? 'error')})`,
         });
       }
-      await sleep(STORE_PAUSES_MS[Math.min(tries, STORE_PAUSES_MS.length - 1)]!);
+      await sleep(STORE_PAUSES_MS[Math.min(tries, STORE_PAUSES_MS.length - 1)]!, undefined, { signal });
     }
   }
 }
@@ -87,14 +95,19 @@ export function createCallModel(deps: CallModelDeps) {
     // An earlier attempt stored the answer but its completion was lost (worker died after
     // `done`): never pay the model twice; readers drop the repeated `done`.
     // Every read before the model call at once: one round trip's wait instead of four.
-    const [stored, extra, llm, request] = await Promise.all([
-      deps.executions.getPayload<StoredAnswer>(answerId),
-      input.doneExtraPayloadId
-        ? deps.executions.getPayload<Record<string, unknown>>(input.doneExtraPayloadId)
-        : null,
-      deps.llms.getForCall(input.llmId),
-      deps.executions.getPayload<ModelRequestContent>(input.requestPayloadId),
-    ]);
+    const [stored, extra, llm, request] = await throughDatabase(
+      'read the request',
+      ctx.cancellationSignal,
+      () =>
+        Promise.all([
+          deps.executions.getPayload<StoredAnswer>(answerId),
+          input.doneExtraPayloadId
+            ? deps.executions.getPayload<Record<string, unknown>>(input.doneExtraPayloadId)
+            : null,
+          deps.llms.getForCall(input.llmId),
+          deps.executions.getPayload<ModelRequestContent>(input.requestPayloadId),
+        ]),
+    );
     const done = (usage: Usage): RelayEvent => ({
       type: 'done',
       attempt,
@@ -142,7 +155,7 @@ export function createCallModel(deps: CallModelDeps) {
 
     // The attempt is recorded while the model is asked, not before: it is awaited before the
     // answer counts, so a record that cannot be written still fails (and retries) the attempt.
-    const attemptRecorded = persisting('attempt number', () =>
+    const attemptRecorded = throughDatabase('store the attempt number', ctx.cancellationSignal, () =>
       deps.executions.recordAttempt(input.executionId, attempt),
     );
     const deltas = new DeltaBatcher(attempt, (event) => publish(input.executionId, event));
@@ -196,7 +209,7 @@ export function createCallModel(deps: CallModelDeps) {
       await deltas.flush();
       await attemptRecorded;
       const answer: StoredAnswer = { text, usage };
-      await persisting('answer', () =>
+      await throughDatabase('store the answer', ctx.cancellationSignal, () =>
         deps.executions.putPayload(answerId, input.executionId, 'answer', answer),
       );
       await publish(input.executionId, done(usage));

@@ -3,6 +3,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import { AgentryError, NotFound, TooManyRequests, Unavailable } from '../domain/errors';
+import { isDatabaseConnectionLost } from '../infra/connection-errors';
 import { isRedisUnavailable } from '../infra/redis-client';
 
 const STATUS: Record<string, number> = {
@@ -55,18 +56,8 @@ function fromClientHttpError(err: ReadError): { status: number; detail: string }
   return { status, detail: typeof err.message === 'string' && err.message ? err.message : 'Bad request' };
 }
 
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  '53300',
-  '57P01',
-  '57P02',
-  '57P03',
-]);
+/** Beyond a lost database connection: a broken pipe, and PostgreSQL's "too many connections". */
+const UNAVAILABLE_CODES = new Set(['EPIPE', '53300']);
 
 /**
  * Errors of our own dependencies (database, Redis, Temporal) that mean "try again later": 503
@@ -80,8 +71,7 @@ export function isDependencyFailure(err: unknown): boolean {
   const message = typeof e.message === 'string' ? e.message : '';
   return (
     UNAVAILABLE_CODES.has(code) ||
-    code.startsWith('08') ||
-    name === 'KnexTimeoutError' ||
+    isDatabaseConnectionLost(err) ||
     isRedisUnavailable(err) ||
     (name === 'ServiceError' && /UNAVAILABLE|DEADLINE_EXCEEDED/.test(message)) ||
     name === 'TransportError'

@@ -27,17 +27,23 @@ export const isCertificateError = (err: unknown): boolean => connectionProblem(e
 
 /** SQLSTATEs of a lost or refused PostgreSQL connection: class 08, and the server shutting down or starting. */
 const DATABASE_CONNECTION_CODES = /^(08[0-9A-Z]{3}|57P0[123])$/;
-/** node-postgres's own errors for a connection that ended or could not be had from the pool. */
-const DATABASE_CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect)/;
+/**
+ * node-postgres's own errors for a connection that ended under a query or broke before it. knex
+ * puts the statement before the driver's message (`<sql> - Connection terminated unexpectedly`).
+ */
+const DATABASE_CONNECTION_MESSAGES =
+  /(^|\s-\s)(Connection terminated|Client has encountered a connection error)/;
 
 /**
- * Whether a query failed because its PostgreSQL connection was lost or could not be opened (a
- * dropped connection, a restart, a failover), so that the same query may succeed on a new one.
+ * Whether a query failed because its PostgreSQL connection was lost or could not be had (a
+ * dropped connection, a restart, a failover, a pool that could not connect in time), so that the
+ * same query may succeed on a new one.
  */
 export function isDatabaseConnectionLost(err: unknown): boolean {
   if (connectionProblem(err) === 'unreachable') return true;
-  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  const { code, message, name } = (err ?? {}) as { code?: unknown; message?: unknown; name?: unknown };
   return (
+    name === 'KnexTimeoutError' ||
     (typeof code === 'string' && DATABASE_CONNECTION_CODES.test(code)) ||
     (typeof message === 'string' && DATABASE_CONNECTION_MESSAGES.test(message))
   );

@@ -3,6 +3,8 @@
 // `npm run bench -- chaos` pools them.
 export interface LoadFigures {
   scenario: string;
+  /** How long the fault itself took (a process killed and started again, a burner's run). */
+  fault_ms: number;
   executions: number;
   /** Streams in flight when the fault struck. */
   affected: number;

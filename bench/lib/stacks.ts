@@ -24,12 +24,21 @@ export interface AgentryStack {
   stateDir: string;
   /** Its database and its Redis key prefix. */
   databaseName: string;
+  /** Prometheus texts of the API and the worker (the same endpoint when embedded). */
+  metricsUrls: { api: string; worker: string };
   redisPrefix: string;
   stop(): Promise<void>;
 }
 
-/** Starts Agentry in `mode` on a fresh database `agentry_bench_<name>_<id>`. */
-export async function startAgentryStack(mode: StackMode, name: string): Promise<AgentryStack> {
+/**
+ * Starts Agentry in `mode` on a fresh database `agentry_bench_<name>_<id>`; `workerEnv` is added to
+ * the worker process's environment only (production mode).
+ */
+export async function startAgentryStack(
+  mode: StackMode,
+  name: string,
+  workerEnv: Record<string, string> = {},
+): Promise<AgentryStack> {
   const suffix = randomBytes(4).toString('hex');
   const stateDir = path.join(ROOT, 'bench', '.state', `${name}-${suffix}`);
   mkdirSync(stateDir, { recursive: true });
@@ -69,7 +78,7 @@ export async function startAgentryStack(mode: StackMode, name: string): Promise<
       // The API first: it migrates the fresh database before the worker connects.
       procs.push(await startProcess('api', 'api/server.js', env, `${apiUrl}/readyz`, stateDir));
       const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
-      procs.push(await startProcess('worker', 'worker.js', env, metrics, stateDir));
+      procs.push(await startProcess('worker', 'worker.js', { ...env, ...workerEnv }, metrics, stateDir));
     }
   } catch (err) {
     await stop();
@@ -89,6 +98,10 @@ export async function startAgentryStack(mode: StackMode, name: string): Promise<
     worker,
     stateDir,
     databaseName,
+    metricsUrls: {
+      api: `${apiUrl}/metrics`,
+      worker: mode === 'embedded' ? `${apiUrl}/metrics` : `http://127.0.0.1:${metricsPort}/metrics`,
+    },
     redisPrefix: env.AGENTRY_REDIS_PREFIX!,
     stop,
   };

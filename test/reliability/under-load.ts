@@ -51,6 +51,11 @@ export interface FaultReport {
 
 /** How long after a worker's exit the fake may still read a request it sent (socket buffers). */
 const DELIVERY_GRACE_MS = 1000;
+/**
+ * How long before its worker stopped an answer may have been complete and yet not stored (the
+ * worker storing it, then completing the attempt): such an attempt died after calling too.
+ */
+const STORING_WINDOW_MS = 2000;
 
 export interface LoadRun {
   runs: ClientRun[];
@@ -212,11 +217,12 @@ function recoveryOf(run: ClientRun, faultAt: number): number {
  * Checks what every fault must leave true, and returns the figures:
  *  - every client ended with exactly the full answer once (after a `reset` where an attempt died);
  *  - every attempt but an execution's last ended on a heartbeat timeout (the histories);
- *  - every model request but an execution's last (the fake's log) was sent, before the kill, by
- *    the worker the fault killed (`report.killed`); any other is an extra call, the customer
- *    paying twice: model calls = executions + attempts that died after calling the model;
- *  - every request open on the killed worker at the kill was followed by another; none open on a
- *    surviving worker was; without a kill, no attempt died and no stream saw a `reset`;
+ *  - every model request but an execution's last (the fake's log) was one the worker the fault
+ *    killed (`report.killed`) was receiving, or had just received, when it died; any other is an
+ *    extra call, the customer paying twice: model calls = executions + attempts that died after
+ *    calling the model;
+ *  - every answer the killed worker was receiving (cut off: `aborted` in the fake's log) was asked
+ *    again; without a kill, no stream saw a `reset`;
  *  - no execution is left running (record and workflow).
  */
 export async function checkLoadRun(
@@ -279,12 +285,13 @@ export async function checkLoadRun(
     killed !== undefined &&
     killed.senders.get(r.remotePort!) === killed.pid &&
     r.receivedAt <= killed.exitedAt + DELIVERY_GRACE_MS;
-  const openAtKill = (r: RecordedRequest): boolean =>
-    killed !== undefined &&
-    r.receivedAt <= killed.stoppedAt &&
-    (r.closedAt === undefined || r.closedAt > killed.stoppedAt);
+  // The killed worker cut off the answers it was receiving: each such attempt must be repeated.
+  const cutOff = (r: RecordedRequest): boolean => byKilled(r) && r.aborted;
+  // An attempt died after calling when its answer was cut off, or complete too shortly before the
+  // stop to be stored; an answer complete long before was stored, and asking again paid twice.
+  const diedWith = (r: RecordedRequest): boolean =>
+    cutOff(r) || (byKilled(r) && (r.closedAt ?? Infinity) > killed!.stoppedAt - STORING_WINDOW_MS);
   const unexplained: string[] = [];
-  const wrongSurvivors: string[] = [];
   const unretried: string[] = [];
   let diedAfterCalling = 0;
   for (const run of runs) {
@@ -295,27 +302,22 @@ export async function checkLoadRun(
     });
     const earlier = own.slice(0, -1);
     for (const r of earlier) {
-      if (byKilled(r)) diedAfterCalling++;
+      if (diedWith(r)) diedAfterCalling++;
       else
         unexplained.push(
           `${run.token}: request at ${r.receivedAt - faultAt} ms from the fault, sent by ${killed?.senders.get(r.remotePort!) ?? 'a process not connected at the kill'}`,
         );
     }
-    for (const r of own.filter(openAtKill)) {
-      if (byKilled(r) && r === own.at(-1)) unretried.push(run.token);
-      if (!byKilled(r) && r !== own.at(-1)) wrongSurvivors.push(run.token);
-    }
+    if (own.length > 0 && cutOff(own.at(-1)!)) unretried.push(run.token);
   }
   expect(unexplained).toEqual([]);
   expect(unretried).toEqual([]);
-  expect(wrongSurvivors).toEqual([]);
   const died = [...attempts.values()].reduce((sum, a) => sum + a - 1, 0);
   if (killed) {
-    expect(runs.some((r) => (requests.get(r.token) ?? []).some((q) => byKilled(q) && openAtKill(q)))).toBe(
-      true,
-    );
+    expect(runs.some((r) => (requests.get(r.token) ?? []).some(cutOff))).toBe(true);
   } else {
-    expect(died).toBe(0);
+    // An attempt may still die without a kill, before it called the model (a task the Temporal
+    // server handed out as it went down); one that had called it is an extra call above.
     expect(runs.filter((r) => resets(r.events).length > 0).map((r) => r.token)).toEqual([]);
   }
 
@@ -333,6 +335,7 @@ export async function checkLoadRun(
   const modelCalls = runs.reduce((sum, r) => sum + (requests.get(r.token)?.length ?? 0), 0);
   return {
     scenario,
+    fault_ms: load.faultEndedAt - faultAt,
     executions: runs.length,
     affected: affected.length,
     recovery_ms: {

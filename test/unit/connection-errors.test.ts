@@ -34,7 +34,20 @@ describe('isDatabaseConnectionLost', () => {
     ],
     ['a connection exception (class 08)', serverError('08006', 'connection failure')],
     ['a socket closed under the client', new Error('Connection terminated unexpectedly')],
-    ['a pool that could not connect in time', new Error('timeout exceeded when trying to connect')],
+    [
+      'the same through knex, which puts the statement first',
+      new Error(`insert into "execution_payloads" ("id") values ('x') - Connection terminated unexpectedly`),
+    ],
+    [
+      'a client of the pool that broke before the query',
+      new Error('select 1 - Client has encountered a connection error and is not queryable'),
+    ],
+    [
+      "knex's pool that could not hand out a connection in time",
+      Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), {
+        name: 'KnexTimeoutError',
+      }),
+    ],
     ['a refused or reset TCP connection', nodeError('ECONNRESET')],
   ])('%s: lost, a new connection may succeed', (_what, err) => {
     expect(isDatabaseConnectionLost(err)).toBe(true);
@@ -45,6 +58,10 @@ describe('isDatabaseConnectionLost', () => {
     ['a syntax error (42601)', serverError('42601', 'syntax error at or near "x"')],
     ['refused credentials (28P01)', serverError('28P01', 'password authentication failed')],
     ['a plain error', new Error('boom')],
+    [
+      'a statement that merely mentions the words',
+      new Error("select 'Connection terminated' - syntax error"),
+    ],
     ['not an error at all', undefined],
   ])('%s: not a lost connection, repeating it would fail again', (_what, err) => {
     expect(isDatabaseConnectionLost(err)).toBe(false);
