@@ -50,6 +50,10 @@ function main(): void {
       return {
         scenario,
         rounds: of.length,
+        fault_ms: {
+          min: Math.min(...of.map((l) => l.fault_ms)),
+          max: Math.max(...of.map((l) => l.fault_ms)),
+        },
         executions: sum('executions'),
         affected: sum('affected'),
         recovery_ms: {
@@ -72,6 +76,7 @@ function main(): void {
       [
         'scenario',
         'rounds',
+        'fault (ms)',
         'executions',
         'hit',
         'recovery p50 / p99 / max (ms)',
@@ -86,6 +91,7 @@ function main(): void {
       pooled.map((p) => [
         p.scenario,
         String(p.rounds),
+        `${p.fault_ms.min}–${p.fault_ms.max}`,
         String(p.executions),
         String(p.affected),
         `${p.recovery_ms.p50} / ${p.recovery_ms.p99} / ${p.recovery_ms.max}`,

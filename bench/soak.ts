@@ -7,8 +7,9 @@
 // stack's prefix (and how many of them never expire), and the PostgreSQL connections to the
 // stack's database. Reports each at the start and the end with its slope over the last two thirds
 // (the first third is warm-up: caches, pools, JIT), and exits 1 when one grows without bound:
-//  - RSS, heap, descriptors or connections grow over the last two thirds by more than 10 % of
-//    their level (at least 16 MB, 8 descriptors, 2 connections);
+//  - RSS, heap or descriptors grow over the last two thirds by more than 10 % of their level (at
+//    least 16 MB, 8 descriptors); PostgreSQL connections exceed the two pools (2 ×
+//    AGENTRY_DB_POOL_MAX);
 //  - a key without an expiry appears (relay logs live 1 h after their last event, SPEC §9.6, so
 //    a run shorter than that sees Redis grow by design; a key that never expires is the leak);
 //  - an execution failed, started more than 1 s after its scheduled time, or called the model
@@ -130,9 +131,16 @@ async function sampler(stack: AgentryStack, startedAt: number) {
 
 /**
  * How each resource is judged: growth over the last two thirds within a share of its level (at
- * least a floor); never above its first sample; or shown only (it grows by design).
+ * least a floor); never above its first sample, or a fixed bound; or shown only (it grows by
+ * design).
  */
-type Rule = { growth: { share: number; floor: number } } | 'never above start' | 'by design';
+type Rule =
+  | { growth: { share: number; floor: number } }
+  | 'never above start'
+  | { atMost: number; why: string }
+  | 'by design';
+/** The API's and the worker's pools (AGENTRY_DB_POOL_MAX each): connections rise and fall within them. */
+const POOLS = 2 * envInt('AGENTRY_DB_POOL_MAX', 10);
 const RULES: Record<Exclude<keyof Sample, 'atS'>, Rule> = {
   api_rss_mb: { growth: { share: 0.1, floor: 16 } },
   worker_rss_mb: { growth: { share: 0.1, floor: 16 } },
@@ -140,7 +148,7 @@ const RULES: Record<Exclude<keyof Sample, 'atS'>, Rule> = {
   worker_heap_mb: { growth: { share: 0.1, floor: 16 } },
   api_fds: { growth: { share: 0.1, floor: 8 } },
   worker_fds: { growth: { share: 0.1, floor: 8 } },
-  pg_connections: { growth: { share: 0, floor: 2 } },
+  pg_connections: { atMost: POOLS, why: 'the two pools' },
   // Relay logs live 1 h after their last event (SPEC §9.6): a shorter run sees these grow.
   redis_used_mb: 'by design',
   redis_keys: 'by design',
@@ -256,6 +264,9 @@ async function main(): Promise<void> {
       else if (rule === 'never above start') {
         limit = `never above ${start}`;
         ok = Math.max(...loaded.map((x) => x[name]), idle[name]) <= start;
+      } else if ('atMost' in rule) {
+        limit = `never above ${rule.atMost} (${rule.why})`;
+        ok = Math.max(...loaded.map((x) => x[name]), idle[name]) <= rule.atMost;
       } else {
         const max = Math.max(rule.growth.share * level, rule.growth.floor);
         limit = `growth ≤ ${round(max, 1)}`;

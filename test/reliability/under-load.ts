@@ -104,24 +104,16 @@ async function executeThrough(api: Api, agent: SeededAgent, run: ClientRun): Pro
   }
 }
 
-/** Adds a stream's events to the run as they arrive, until the stream ends or breaks. */
+/** Adds a stream's events to the run once the stream ended or broke. */
 async function collect(
   run: ClientRun,
   events: any[],
   arrivals: number[],
   ended: Promise<void>,
 ): Promise<void> {
-  let taken = 0;
-  const take = (): void => {
-    for (; taken < events.length; taken++) {
-      run.events.push(events[taken]);
-      run.arrivals.push(arrivals[taken]!);
-    }
-  };
-  const timer = setInterval(take, 5);
   await ended.catch(() => undefined);
-  clearInterval(timer);
-  take();
+  run.events.push(...events);
+  run.arrivals.push(...arrivals);
 }
 
 /**

@@ -33,4 +33,12 @@ describe('QueryEmbeddings (EX-2)', () => {
     expect(await queries.forExecution('e3')(model, 'x')).toEqual([1]);
     expect(calls).toEqual(['q', 'other', 'q', 'x', 'x']);
   });
+
+  it('lets go of every vector once it expired, unread (each one holds its activity in memory)', async () => {
+    const queries = new QueryEmbeddings(async (_model, text) => [text.length], 50);
+    await Promise.all(['a', 'b', 'c'].map((text) => queries.forExecution('e1')(model, text)));
+    expect(queries.held).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(queries.held).toBe(0);
+  });
 });
