@@ -13,8 +13,8 @@ import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-
 import { scriptedAnswer, seedAgent, type SeededAgent } from '../helpers/agent-streams';
 import { startProcessStack, type Child, type ProcessStack } from '../helpers/processes';
 import type { LoadFigures } from '../../bench/lib/fault-figures';
-import { PrivateRedis, PrivateTemporal } from './support';
-import { checkLoadRun, connectionsTo, reportFigures, runUnderLoad, type FaultReport } from './under-load';
+import { connectionsTo, PrivateRedis, PrivateTemporal } from './support';
+import { checkLoadRun, reportFigures, runUnderLoad, type FaultReport } from './under-load';
 
 const MODEL = 'load-fault-gpt';
 const ANSWER = scriptedAnswer(20);

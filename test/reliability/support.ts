@@ -216,12 +216,28 @@ export async function whileLocked(
   }
 }
 
-/** The pid of the local process that owns TCP port `port` of a connection (from `ss`). */
-export function pidOfLocalPort(port: number): number | undefined {
-  const out = execFileSync('ss', ['-Htnp', 'src', `127.0.0.1:${port}`], { encoding: 'utf8' });
-  const pid = /pid=(\d+)/.exec(out)?.[1];
-  return pid ? Number(pid) : undefined;
+/**
+ * The local processes' TCP connections that `ss` lists for `filter` (e.g. `src 127.0.0.1:PORT`,
+ * `dst 127.0.0.1:PORT`): the pid owning each, by the connection's local port.
+ */
+function connectionOwners(...filter: string[]): Map<number, number> {
+  const out = execFileSync('ss', ['-Htnp', ...filter], { encoding: 'utf8' });
+  const pids = new Map<number, number>();
+  for (const line of out.split('\n')) {
+    const local = /127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:\d+/.exec(line)?.[1];
+    const pid = /pid=(\d+)/.exec(line)?.[1];
+    if (local && pid) pids.set(Number(local), Number(pid));
+  }
+  return pids;
 }
+
+/** The pid of the local process that owns TCP port `port` of a connection. */
+export const pidOfLocalPort = (port: number): number | undefined =>
+  connectionOwners('src', `127.0.0.1:${port}`).get(port);
+
+/** The pid of each local process connected to `port`, by the process's own port. */
+export const connectionsTo = (port: number): Map<number, number> =>
+  connectionOwners('dst', `127.0.0.1:${port}`);
 
 /**
  * The pid of the process that sent model request `index` of `model` (the worker streaming it),

@@ -4,7 +4,6 @@
 // and re-attaches a stream cut off before its terminal event after the last event it has
 // (Last-Event-ID). Every question carries a token, so the model requests the fake received can be
 // told apart per execution.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
@@ -179,18 +178,6 @@ function requestsByToken(fake: FakeModelServer, model: string): Map<string, Reco
     byToken.set(token, [...(byToken.get(token) ?? []), request]);
   }
   return byToken;
-}
-
-/** The pid of each local process connected to `port`, by the process's own port (from `ss`). */
-export function connectionsTo(port: number): Map<number, number> {
-  const out = execFileSync('ss', ['-Htnp', 'dst', `127.0.0.1:${port}`], { encoding: 'utf8' });
-  const pids = new Map<number, number>();
-  for (const line of out.split('\n')) {
-    const local = /127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:\d+/.exec(line)?.[1];
-    const pid = /pid=(\d+)/.exec(line)?.[1];
-    if (local && pid) pids.set(Number(local), Number(pid));
-  }
-  return pids;
 }
 
 /**
