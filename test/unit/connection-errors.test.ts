@@ -1,6 +1,7 @@
 // What kind of failure a connection to PostgreSQL or Redis met (infra/connection-errors.ts): the
 // errors node-postgres and Node really raise, told apart from those a retry cannot mend.
 import { DatabaseError } from 'pg';
+import { isDependencyFailure } from '../../api/error-handler';
 import { connectionProblem, isDatabaseConnectionLost } from '../../infra/connection-errors';
 
 /** A server error as node-postgres builds it from an ErrorResponse message. */
@@ -65,5 +66,19 @@ describe('isDatabaseConnectionLost', () => {
     ['not an error at all', undefined],
   ])('%s: not a lost connection, repeating it would fail again', (_what, err) => {
     expect(isDatabaseConnectionLost(err)).toBe(false);
+  });
+});
+
+describe('isDependencyFailure (SPEC §1: a dependency that failed is a 503, never a 500)', () => {
+  it('counts a database connection lost under knex as a dependency failure', () => {
+    expect(
+      isDependencyFailure(
+        new Error('insert into "executions" ("id") values ($1) - Connection terminated unexpectedly'),
+      ),
+    ).toBe(true);
+    expect(
+      isDependencyFailure(serverError('57P01', 'terminating connection due to administrator command')),
+    ).toBe(true);
+    expect(isDependencyFailure(serverError('23505', 'duplicate key value'))).toBe(false);
   });
 });
