@@ -70,12 +70,6 @@ describe('§17 encryption at rest: Redis and PostgreSQL', () => {
     // The tsvector: the fragment's words, stemmed, with their positions; nothing of the question or
     // answer. It is the accepted exception; this pins it so a change to it is deliberate.
     const lexemes = columns.get('fragments.tsv')!.join(' ');
-    console.log(
-      'DBG',
-      lexemes,
-      [...(await redisValues(stack.rt.redis!, stack.env.config.redisPrefix)).keys()],
-      [...columns.keys()].filter((k) => columns.get(k)!.length > 0).join(' '),
-    );
     expect(markersIn(lexemes)).toEqual([MARKERS.document]);
     expect(lexemes).toMatch(new RegExp(`'${MARKERS.document}':\\d`));
   });
