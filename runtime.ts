@@ -36,6 +36,8 @@ export interface Runtime extends Stores {
   failureLimiter: RateLimiterAbstract;
   chainRateLimiter: ChainRateLimiter;
   idempotency: IdempotencyStore;
+  /** Which attempt streams each execution's answer (activities/model-stream-claim.ts). */
+  modelStreams: IdempotencyStore;
   executeCache: ExecuteCache;
   profiles: ExecutionProfiles;
   ingestion: IngestionProfile;
@@ -89,6 +91,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     failureLimiter,
     chainRateLimiter: createChainRateLimiter(redis, config.redisPrefix),
     idempotency: createIdempotencyStore(redis, config.redisPrefix),
+    modelStreams: createIdempotencyStore(redis, config.redisPrefix, 'model-stream'),
     ...stores,
     executeCache: redis
       ? new RedisExecuteCache(redis, keyring, config.executeCacheTtlSeconds, config.redisPrefix)

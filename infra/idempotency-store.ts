@@ -1,6 +1,8 @@
 // Idempotency keys (SPEC §15 DX-4): one small value per key with an expiry, claimed atomically so
 // that two concurrent requests with the same key start one execution. Redis (SET NX, and Lua
 // compare-and-set / compare-and-delete) in production; an in-process map for the quick start.
+// The same claims, in their own namespace, say which attempt streams an execution's answer
+// (activities/model-stream-claim.ts).
 import { expiringEntries } from './expiring-entries';
 import { outlastingOutage, type RedisClient } from './redis-client';
 
@@ -25,10 +27,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
+    private readonly namespace = 'idempotency',
   ) {}
 
   private key(key: string): string {
-    return `${this.prefix}idempotency:${key}`;
+    return `${this.prefix}${this.namespace}:${key}`;
   }
 
   async claim(key: string, value: string, ttlMs: number): Promise<string | null> {
@@ -84,5 +87,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
-export const createIdempotencyStore = (redis: RedisClient | undefined, prefix: string): IdempotencyStore =>
-  redis ? new RedisIdempotencyStore(redis, prefix) : new MemoryIdempotencyStore();
+export const createIdempotencyStore = (
+  redis: RedisClient | undefined,
+  prefix: string,
+  namespace?: string,
+): IdempotencyStore =>
+  redis ? new RedisIdempotencyStore(redis, prefix, namespace) : new MemoryIdempotencyStore();

@@ -450,9 +450,10 @@ export class PrivateTemporal {
     this.pid = undefined;
   }
 
-  /** SIGKILL (a crash), then a new dev server on the same port and database file. */
-  async restart(): Promise<void> {
+  /** SIGKILL (a crash), then, `downMs` later, a new dev server on the same port and database file. */
+  async restart(downMs = 0): Promise<void> {
     await this.kill('SIGKILL');
+    await sleep(downMs);
     await this.launch();
   }
 

@@ -1,7 +1,9 @@
 // The Temporal server restarted under a running execution (§9.3, §9.6). The stack runs on a
 // private dev server (its own port, persisting to a SQLite file; never the shared one): it is
 // killed (SIGKILL) while the answer streams and started again on the same port and file. The
-// worker and the API reconnect; the execution carries on from its history and completes.
+// worker and the API reconnect; the execution carries on from its history and completes. An
+// outage longer than the heartbeat timeout makes Temporal retry the model attempt; the retry
+// waits for the live stream instead of asking the model again (activities/model-stream-claim.ts).
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import { waitFor } from '../helpers/wait';
@@ -19,6 +21,7 @@ import { activityRuns, finishedRecord, PrivateTemporal } from './support';
 const MODEL = 'temporal-gpt';
 // 120 deltas at 100 ms: the answer still streams well after the outage ends, even on a slow machine.
 const ANSWER = scriptedAnswer(120);
+const HEARTBEAT_TIMEOUT_MS = 20_000;
 
 let temporal: PrivateTemporal;
 let stack: ProcessStack;
@@ -28,10 +31,12 @@ let agent: SeededAgent;
 beforeAll(async () => {
   fake = await startFakeModelServer();
   temporal = await PrivateTemporal.start();
-  // A heartbeat timeout longer than the restart: the outage must not read as a dead worker.
+  // A heartbeat timeout longer than the restart: the outage must not read as a dead worker. The
+  // start-to-close timeout is the product's (the tests' 30 s is shorter than the longer answer).
   stack = await startProcessStack({
     TEMPORAL_ADDRESS: temporal.address,
-    AGENTRY_LLM_HEARTBEAT_TIMEOUT_MS: '20000',
+    AGENTRY_LLM_HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS),
+    AGENTRY_LLM_START_TO_CLOSE_MS: '600000',
   });
   agent = await seedAgent(stack.admin, fake, { model: MODEL });
 });
@@ -65,4 +70,29 @@ describe('reliability: Temporal restarted mid-execution', () => {
       attempts: 1,
     });
   }, 120_000);
+
+  it('LLM-3/§9.6: Temporal down longer than the heartbeat timeout while the answer streams: the attempt is retried, and the retry waits for the live stream instead of asking again: 1 model call, the full answer once, no reset', async () => {
+    // 150 deltas at 250 ms (≈ 38 s): the stream outlives an outage of 25 s.
+    const answer = scriptedAnswer(150);
+    fake.requests.splice(0);
+    fake.script(MODEL, { text: answer, deltaDelayMs: 250 });
+    const stream = await executeAgent(stack.admin, agent);
+    expect(stream.status).toBe(200);
+    await waitFor(() => deltaCount(stream.events) >= 3, { what: 'the first deltas', timeoutMs: 20_000 });
+    await temporal.restart(HEARTBEAT_TIMEOUT_MS + 5000);
+    expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);
+    await stream.ended;
+    expectCleanAnswer(stream.events, answer, 1);
+    expect(resets(stream.events)).toHaveLength(0);
+    expect(fake.requestsFor(MODEL).map((r) => r.aborted)).toEqual([false]);
+    // Temporal timed attempt 1 out on its heartbeat when it came back; attempt 2 took the answer
+    // attempt 1 went on streaming and stored.
+    expect(await activityRuns(temporal.address, `execution-${stream.executionId}`, 'callModel')).toEqual([
+      { attempt: 2, previousFailure: 'timeout:TIMEOUT_TYPE_HEARTBEAT' },
+    ]);
+    expect(await finishedRecord(stack.database.url, stream.executionId, 60_000)).toEqual({
+      status: 'succeeded',
+      attempts: 1,
+    });
+  }, 150_000);
 });
