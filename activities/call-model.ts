@@ -285,10 +285,14 @@ export function createCallModel(deps: CallModelDeps) {
     const heartbeat = setInterval(beat, HEARTBEAT_MS);
     beat();
     try {
-      const { waited } = await claim.acquire(
-        ctx.cancellationSignal,
-        () => ctx.cancellationDetails?.cancelRequested === true,
-      );
+      // A first attempt asks the model at once (no Redis round trip before the first token).
+      let waited = false;
+      if (ctx.info.attempt === 1 && !input.attemptOffset) claim.hold();
+      else
+        ({ waited } = await claim.acquire(
+          ctx.cancellationSignal,
+          () => ctx.cancellationDetails?.cancelRequested === true,
+        ));
       holding = true;
       if (waited) {
         // The attempt that streamed meanwhile may have stored the answer: never pay twice.
@@ -301,7 +305,8 @@ export function createCallModel(deps: CallModelDeps) {
     } finally {
       clearInterval(heartbeat);
       ctx.cancellationSignal.removeEventListener('abort', onCancel);
-      await claim.release();
+      // Not awaited: the activity completes without the round trip; a waiting retry sees it soon.
+      void claim.release();
     }
   };
 }

@@ -54,6 +54,14 @@ export class ModelStreamClaim {
     }
   }
 
+  /**
+   * Claims without waiting for the answer: for an activity's first attempt, which no earlier
+   * attempt can be streaming for, so a retry (at least a heartbeat timeout later) finds it held.
+   */
+  hold(): void {
+    this.claims.claim(this.executionId, this.value, this.claimMs).catch(() => null);
+  }
+
   /** Renews the claim: false when another attempt holds it now (this stream must stop). */
   async renew(): Promise<boolean> {
     try {
