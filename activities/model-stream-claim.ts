@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 
 /** How long a claim outlives its holder's last renewal (it renews every second). */
-export const CLAIM_MS = 5000;
+const CLAIM_MS = 5000;
 /** How often a waiting attempt looks whether the claim is free. */
 const WAIT_POLL_MS = 250;
 
