@@ -10,10 +10,10 @@ import type { LlmStore } from '../db/llm-store';
 import type { ExecutionStore } from '../db/execution-store';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 import { toResponsesRequest, type ChatMessage } from '../domain/llm-request';
-import type { RelayEvent } from '../domain/stream-events';
+import { closingEvents, type RelayEvent } from '../domain/stream-events';
 import { isDatabaseConnectionLost } from '../infra/connection-errors';
 import { ModelClients } from '../infra/model-clients';
-import type { Relay } from '../infra/relay';
+import { RELAY_START, type Relay } from '../infra/relay';
 import { FailureType, type CallModelInput, type CallModelResult, type Usage } from '../workflows/contracts';
 import { DeltaBatcher } from './delta-batcher';
 import { ModelStreamClaim } from './model-stream-claim';
@@ -123,8 +123,8 @@ export function createCallModel(deps: CallModelDeps) {
     const ctx = Context.current();
     const attempt = ctx.info.attempt + (input.attemptOffset ?? 0);
     const answerId = answerPayloadId(input.executionId);
-    // An earlier attempt stored the answer but its completion was lost (worker died after
-    // `done`): never pay the model twice; readers drop the repeated `done`.
+    // An earlier attempt stored the answer but its completion was lost (its worker died after
+    // storing it): never pay the model twice.
     // Every read before the model call at once: one round trip's wait instead of four.
     const [stored, extra, llm, request] = await throughDatabase(
       'read the request',
@@ -149,7 +149,22 @@ export function createCallModel(deps: CallModelDeps) {
       await publish(input.executionId, done(usage));
       return { answerPayloadId: answerId, usage, attempt };
     };
-    if (stored) return answered(stored.usage);
+    /**
+     * An earlier attempt stored the answer but did not complete: end the stream from what the
+     * relay holds, so that readers keep the text they have (domain/stream-events.ts).
+     */
+    const answeredBefore = async (answer: StoredAnswer): Promise<CallModelResult> => {
+      let log: RelayEvent[];
+      try {
+        log = (await deps.relay.read(input.executionId, RELAY_START, 0)).map((entry) => entry.event);
+      } catch {
+        throw ApplicationFailure.create({ type: FailureType.InfraUnavailable, message: 'Relay unavailable' });
+      }
+      for (const event of closingEvents(log, answer, attempt, extra ?? undefined))
+        await publish(input.executionId, event);
+      return { answerPayloadId: answerId, usage: answer.usage, attempt };
+    };
+    if (stored) return answeredBefore(stored);
     if (!llm)
       throw ApplicationFailure.create({
         type: FailureType.NotFound,
@@ -299,7 +314,7 @@ export function createCallModel(deps: CallModelDeps) {
         const answer = await throughDatabase('read the answer', stop.signal, () =>
           deps.executions.getPayload<StoredAnswer>(answerId),
         );
-        if (answer) return await answered(answer.usage);
+        if (answer) return await answeredBefore(answer);
       }
       return await askModel();
     } finally {

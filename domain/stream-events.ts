@@ -41,6 +41,11 @@ export class EventSequencer {
   /** The answer so far (since the last reset). */
   text = '';
 
+  /** The highest attempt whose events were accepted (0 before any). */
+  get attempt(): number {
+    return this.highestAttempt;
+  }
+
   accept(event: RelayEvent): ClientEvent[] {
     if (this.terminated) return [];
     if (event.type === 'error')
@@ -120,4 +125,37 @@ export class EventSequencer {
     this.terminated = true;
     return event;
   }
+}
+
+/**
+ * What a retry publishes to end the stream when an earlier attempt already stored the answer but
+ * its completion was lost (its worker died after storing it, or Temporal gave up on it while it
+ * streamed on). `log` is what the relay holds. Readers, live and re-attaching alike, must end
+ * with the stored answer once, and see `reset` only when their text restarts (§9.5): so when the
+ * log already carries the whole answer, only `done` follows, under the attempt that sent it;
+ * otherwise (part of it lost, or a later attempt started over) the whole answer follows under
+ * `attempt`, which readers that had text see after a `reset`. Nothing when the stream has ended.
+ */
+export function closingEvents(
+  log: RelayEvent[],
+  answer: { text: string; usage: Usage },
+  attempt: number,
+  extra?: Record<string, unknown>,
+): RelayEvent[] {
+  const sequencer = new EventSequencer();
+  for (const event of log) sequencer.accept(event);
+  if (sequencer.terminated) return [];
+  const done = (at: number): RelayEvent => ({
+    type: 'done',
+    attempt: at,
+    usage: answer.usage,
+    ...(extra ? { extra } : {}),
+  });
+  if (sequencer.text === answer.text) return [done(Math.max(sequencer.attempt, 1))];
+  // Above every attempt in the log, so that no reader drops it as a zombie's.
+  const at = Math.max(attempt, sequencer.attempt + 1);
+  return [
+    ...(answer.text ? [{ type: 'delta' as const, attempt: at, text: answer.text, n: 1 }] : []),
+    done(at),
+  ];
 }

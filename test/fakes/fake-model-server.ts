@@ -46,6 +46,11 @@ export interface FakeBehaviour {
   usage?: { input_tokens: number; output_tokens: number };
   /** Streams the text, then ends with `response.incomplete` for this reason (not `completed`). */
   incomplete?: 'max_output_tokens' | 'content_filter';
+  /**
+   * Awaited after the last delta, before the stream's end events (in-process servers only): a
+   * test holds a complete answer's end to act in that window.
+   */
+  beforeEnd?: () => Promise<void>;
 }
 
 /** Scripted behaviour of POST /embeddings for one model. */
@@ -543,6 +548,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       return;
     }
 
+    if (behaviour.beforeEnd) await behaviour.beforeEnd();
     if (behaviour.incomplete) {
       send('response.incomplete', { response: responseObject('incomplete') });
       res.end();

@@ -1,6 +1,6 @@
 // SPEC §9.5: the event protocol clients see, made from the relay log by EventSequencer.
 import fc from 'fast-check';
-import { EventSequencer, type ClientEvent, type RelayEvent } from '../../domain/stream-events';
+import { closingEvents, EventSequencer, type ClientEvent, type RelayEvent } from '../../domain/stream-events';
 
 const usage = { input_tokens: 3, output_tokens: 5 };
 
@@ -283,5 +283,63 @@ describe('EventSequencer', () => {
         );
       }),
     );
+  });
+
+  it('§9.5/DX-2 (property): a retry that takes a stored answer ends every log with exactly that answer, adding no reset when readers already have it', () => {
+    fc.assert(
+      fc.property(interleaving, fc.string(), fc.boolean(), (log, other, sameText) => {
+        const before = run(log);
+        const answer = { text: sameText ? before.seq.text : other, usage };
+        const retry = Math.max(1, ...log.map((e) => (e.type === 'error' ? 0 : e.attempt))) + 1;
+        const closing = closingEvents(log, answer, retry);
+        if (before.seq.terminated) {
+          expect(closing).toEqual([]);
+          return;
+        }
+        const { out } = run([...log, ...closing]);
+        expect(visibleText(out)).toBe(answer.text);
+        expect(out.filter((e) => e.type === 'done' || e.type === 'error')).toHaveLength(1);
+        expect(seqs(out)).toEqual(out.map((_, i) => i + 1));
+        if (answer.text === before.seq.text)
+          expect(out.filter((e) => e.type === 'reset')).toEqual(before.out.filter((e) => e.type === 'reset'));
+      }),
+    );
+  });
+});
+
+describe('closingEvents', () => {
+  const relayed: RelayEvent[] = [
+    { type: 'start', attempt: 1 },
+    { type: 'delta', attempt: 1, text: 'Data ', n: 1 },
+    { type: 'delta', attempt: 1, text: 'rotates.', n: 2 },
+  ];
+
+  it('§9.5: the whole answer relayed by attempt 1, stored, its completion lost: only `done` of attempt 1 follows (no reset, nothing repeated)', () => {
+    expect(closingEvents(relayed, { text: 'Data rotates.', usage }, 2)).toEqual([
+      { type: 'done', attempt: 1, usage },
+    ]);
+  });
+
+  it('§9.5: part of the answer missing from the relay: the whole answer follows under the retry, after a reset for readers that had text', () => {
+    const closing = closingEvents(relayed.slice(0, 2), { text: 'Data rotates.', usage }, 2, { chain: 'x' });
+    expect(closing).toEqual([
+      { type: 'delta', attempt: 2, text: 'Data rotates.', n: 1 },
+      { type: 'done', attempt: 2, usage, extra: { chain: 'x' } },
+    ]);
+    const { out } = run([...relayed.slice(0, 2), ...closing]);
+    expect(types(out)).toEqual(['delta', 'reset', 'delta', 'done']);
+    expect(visibleText(out)).toBe('Data rotates.');
+  });
+
+  it('§9.6: a relay that lost the stream (Redis without persistence): the answer and `done`, with no reset', () => {
+    const { out } = run(closingEvents([], { text: 'Data rotates.', usage }, 3));
+    expect(types(out)).toEqual(['delta', 'done']);
+    expect(visibleText(out)).toBe('Data rotates.');
+  });
+
+  it('§9.5: a stream that already ended gets nothing more', () => {
+    expect(
+      closingEvents([...relayed, { type: 'done', attempt: 1, usage }], { text: 'Data rotates.', usage }, 2),
+    ).toEqual([]);
   });
 });
