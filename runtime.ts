@@ -19,8 +19,10 @@ import { EncryptionCodec } from './infra/payload-codec';
 import { MemoryRelay } from './infra/memory-relay';
 import { connectRedis, type RedisClient } from './infra/redis-client';
 import { connectTemporal } from './infra/temporal-connection';
-import { RedisRelay } from './infra/redis-relay';
+import { REDIS_OUTAGE_TOLERANCE_MS, RedisRelay } from './infra/redis-relay';
+import { RedisSubscriptions } from './infra/redis-subscriptions';
 import type { Relay } from './infra/relay';
+import { MemoryStopNotices, RedisStopNotices, type StopNotices } from './infra/stop-notices';
 import { MemoryTraceStore, RedisTraceStore, type TraceStore } from './infra/trace-store';
 import type { ExecutionProfiles, IngestionProfile } from './workflows/contracts';
 
@@ -32,6 +34,8 @@ export interface Runtime extends Stores {
   db: Knex;
   redis: RedisClient | undefined;
   relay: Relay;
+  /** DX-3: a cancelled execution's model streams stop at once, in whichever process they run. */
+  stopNotices: StopNotices;
   traces: TraceStore;
   failureLimiter: RateLimiterAbstract;
   chainRateLimiter: ChainRateLimiter;
@@ -58,9 +62,16 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   });
   // One shared client; connected before anything uses it (infra/redis-client.ts).
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger, config.redisCa) : undefined;
-  const relay: Relay = redis
-    ? new RedisRelay(redis, keyring, config.redisPrefix, logger)
-    : new MemoryRelay(keyring);
+  // One pub/sub connection per process, made when something first listens.
+  const subscriptions = redis ? new RedisSubscriptions(redis, logger, REDIS_OUTAGE_TOLERANCE_MS) : undefined;
+  const relay: Relay =
+    redis && subscriptions
+      ? new RedisRelay(redis, keyring, config.redisPrefix, logger, REDIS_OUTAGE_TOLERANCE_MS, subscriptions)
+      : new MemoryRelay(keyring);
+  const stopNotices: StopNotices =
+    redis && subscriptions
+      ? new RedisStopNotices(redis, subscriptions, config.redisPrefix)
+      : new MemoryStopNotices();
   const traces: TraceStore = redis
     ? new RedisTraceStore(redis, keyring, config.redisPrefix)
     : new MemoryTraceStore(keyring);
@@ -87,6 +98,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     db,
     redis,
     relay,
+    stopNotices,
     traces,
     failureLimiter,
     chainRateLimiter: createChainRateLimiter(redis, config.redisPrefix),
@@ -101,6 +113,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     limits: config.limits,
     async close() {
       await relay.close();
+      subscriptions?.close();
       await redis?.close();
       await db.destroy();
     },

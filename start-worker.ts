@@ -3,9 +3,18 @@
 // narrow deps, the prebuilt workflow bundle (or the sources), the payload codec, metrics and
 // tracing around every activity, and the deployment's content retention schedule, ensured at
 // start (infra/retention-schedule.ts).
-import { Worker, type NativeConnection } from '@temporalio/worker';
-import { Registry } from 'prom-client';
+//
+// Two SDK workers share the connection (docs/operations.md, "Sizing a worker"): one on the task
+// queue runs the workflows, their local activities and the model calls, with a slot per model
+// stream (I/O-bound: a thousand by default) and a workflow cache to match; one on the `-tasks`
+// queue runs the other activities (ingestion, chains' steps, retention) with slots of their own,
+// so that neither kind starves the other. Stop notices (infra/stop-notices.ts) reach the model
+// streams running here.
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Gauge, Registry } from 'prom-client';
 import { createActivities } from './activities';
+import { heartbeatEveryMs } from './activities/model-attempt';
+import { RunningStreams } from './activities/running-streams';
 import { activityMetricsInterceptor, createWorkerMetrics } from './infra/activity-metrics';
 import {
   temporalActivityInterceptors,
@@ -14,10 +23,14 @@ import {
 } from './infra/telemetry';
 import { ensureRetentionSchedule } from './infra/retention-schedule';
 import { connectTemporalClient, dataConverter, type Runtime } from './runtime';
+import { tasksQueueOf } from './workflows/contracts';
 
 export interface WorkerHandle {
+  /** The SDK worker of the task queue (workflows and model calls). */
   worker: Worker;
   metrics: Registry;
+  /** The model streams running in this process. */
+  streams: RunningStreams;
   /** Resolves when the worker stopped. */
   done: Promise<void>;
   stop(): Promise<void>;
@@ -29,11 +42,14 @@ export async function startWorker(
   registry = new Registry(),
 ): Promise<WorkerHandle> {
   const { config } = rt;
+  const streams = new RunningStreams();
   const activities = createActivities({
     ...rt,
     contentRetentionSeconds: config.contentRetentionSeconds,
     traceTtlSeconds: config.traceTtlSeconds,
     defaultLlmId: config.defaultLlmId,
+    runningStreams: streams,
+    relayBatchMs: config.relayBatchMs,
   });
   // Before the worker exists: a refused schedule then leaves no worker behind.
   await ensureRetentionSchedule(await connectTemporalClient(rt, connection), {
@@ -41,13 +57,19 @@ export async function startWorker(
     everySeconds: config.contentSweepSeconds,
     logger: rt.logger,
   });
-  const worker = await Worker.create({
+  const stopListening = await rt.stopNotices.listen((executionId) => streams.stop(executionId));
+  new Gauge({
+    name: 'agentry_model_streams',
+    help: 'Model streams this worker process runs now (AGENTRY_WORKER_MODEL_STREAMS at most)',
+    registers: [registry],
+    collect() {
+      this.set(streams.size);
+    },
+  });
+  const shared: WorkerOptions = {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.taskQueue,
-    ...(config.workflowBundlePath
-      ? { workflowBundle: { codePath: config.workflowBundlePath } }
-      : { workflowsPath: require.resolve('./workflows') }),
     activities,
     // Metrics (and, when on, OpenTelemetry spans) around every activity; the workflow side of
     // tracing is in the bundle (infra/telemetry-workflow.ts) and exports through `sinks`.
@@ -58,23 +80,52 @@ export async function startWorker(
       ],
       workflowModules: config.workflowBundlePath ? [] : [WORKFLOW_INTERCEPTORS_MODULE],
     },
-    sinks: temporalWorkflowSinks(),
     dataConverter: dataConverter(rt),
-    maxHeartbeatThrottleInterval: '1 second',
-    maxConcurrentActivityTaskExecutions: 100,
-    maxConcurrentWorkflowTaskExecutions: 20,
-    // One poll of each kind (sticky and normal): on a small machine more polls only add wake-ups
-    // (docs/decisions.md, "Worker polls").
-    maxConcurrentWorkflowTaskPolls: config.workflowTaskPolls,
+    // The model call heartbeats at its own cadence (activities/model-attempt.ts); the SDK sends
+    // each of those at once and never more often.
+    maxHeartbeatThrottleInterval: heartbeatEveryMs(config.llm.heartbeatTimeoutMs),
     shutdownGraceTime: '30 seconds',
-  });
-  const done = worker.run();
+  };
+  const [worker, tasks] = await Promise.all([
+    Worker.create({
+      ...shared,
+      ...(config.workflowBundlePath
+        ? { workflowBundle: { codePath: config.workflowBundlePath } }
+        : { workflowsPath: require.resolve('./workflows') }),
+      sinks: temporalWorkflowSinks(),
+      maxConcurrentActivityTaskExecutions: config.workerSlots.modelStreams,
+      maxCachedWorkflows: config.workerSlots.cachedWorkflows,
+      maxConcurrentWorkflowTaskExecutions: 20,
+      // One poll of each kind (sticky and normal): on a small machine more polls only add wake-ups
+      // (docs/decisions.md, "Worker polls").
+      maxConcurrentWorkflowTaskPolls: config.workflowTaskPolls,
+    }),
+    Worker.create({
+      ...shared,
+      taskQueue: tasksQueueOf(config.taskQueue),
+      maxConcurrentActivityTaskExecutions: config.workerSlots.tasks,
+    }),
+  ]);
+  const shutdown = (): void => {
+    for (const w of [worker, tasks]) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  // One failing stops the other: a process serves both queues or neither.
+  const done = Promise.all(
+    [worker.run(), tasks.run()].map((run) =>
+      run.catch((err: unknown) => {
+        shutdown();
+        throw err;
+      }),
+    ),
+  ).then(() => undefined);
+  done.finally(stopListening).catch(() => undefined);
   return {
     worker,
     metrics: registry,
+    streams,
     done,
     async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      shutdown();
       await done;
     },
   };

@@ -1,6 +1,6 @@
 // One model stream per execution (issue 16): the attempt that asks the model holds the
-// execution's claim, renewed with every heartbeat, until its answer is stored and `done`
-// published. When Temporal gives up on an attempt whose stream is alive (its heartbeats could not
+// execution's claim, renewed with every heartbeat (activities/model-attempt.ts), until its answer
+// is stored and `done` published. When Temporal gives up on an attempt whose stream is alive (its heartbeats could not
 // reach the server for longer than the heartbeat timeout: a Temporal outage, a partition), that
 // attempt streams on to the end and the retry waits for it instead of paying the model again. A
 // dead attempt's claim lapses CLAIM_MS after its last renewal, well before Temporal's heartbeat
@@ -8,8 +8,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 
-/** How long a claim outlives its holder's last renewal (it renews every second). */
-const CLAIM_MS = 5000;
+/**
+ * How long a claim outlives its holder's last renewal by default: 2.5 heartbeats at the default
+ * heartbeat timeout's cadence (activities/model-attempt.ts sets it from the attempt's timeout).
+ */
+const CLAIM_MS = 12_500;
 /** How often a waiting attempt looks whether the claim is free. */
 const WAIT_POLL_MS = 250;
 

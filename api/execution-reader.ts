@@ -1,10 +1,12 @@
 // Reads one execution's relay log as client events (SPEC §9.5/9.6), from the start. The relay
-// is the fast path; the workflow's outcome is the backstop: when the workflow has closed and
-// the log holds no terminal event, the reader makes one up from the outcome and stored answer.
+// carries every outcome the workflow publishes (`done`, and `error` on failure or cancellation);
+// the workflow's state is the backstop for one that closed without a terminal event (terminated
+// by an operator, Redis lost the stream): a reader that hears nothing for a while asks Temporal,
+// less and less often, instead of holding a long poll on every stream while it runs.
 import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
 import { EventSequencer, type ClientEvent } from '../domain/stream-events';
-import { entryTimeMs, RELAY_START, type Relay } from '../infra/relay';
+import { compareEntryIds, entryTimeMs, RELAY_START, type Relay, type RelayFeed } from '../infra/relay';
 import type { ExecutionResult } from '../workflows/contracts';
 import { describeFailure } from '../workflows/describe-failure';
 
@@ -16,46 +18,54 @@ export interface ReadBatch {
   lagsMs: number[];
 }
 
+/** Silence before the first look at the workflow, and the longest between two looks. */
+const FIRST_LOOK_MS = 2000;
+const LONGEST_LOOK_MS = 15_000;
+
 export class ExecutionReader {
   readonly sequencer = new EventSequencer();
-  private cursor = RELAY_START;
+  private readonly feed: RelayFeed;
   /** Entries appended before this reader started are a replay, not relay lag. */
   private readonly startedMs = Date.now();
   private outcome: Outcome | undefined;
+  private quietSince = Date.now();
+  private lookAfterMs = FIRST_LOOK_MS;
+
+  /** The last relay entry read. */
+  private cursor = RELAY_START;
 
   constructor(
     private readonly relay: Relay,
     private readonly executions: ExecutionStore,
-    private readonly executionId: string,
-    handle: WorkflowHandle,
+    readonly executionId: string,
+    private readonly handle: WorkflowHandle,
   ) {
-    this.watch(handle);
-  }
-
-  /** Learns the workflow's outcome; a transient Temporal error is not an outcome, so it asks again. */
-  private watch(handle: WorkflowHandle): void {
-    handle.result().then(
-      (result: ExecutionResult) => (this.outcome = { ok: true, result }),
-      (error: unknown) => {
-        if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) {
-          this.outcome = { ok: false, error };
-        } else if (!this.finished) {
-          setTimeout(() => this.watch(handle), 1000).unref();
-        }
-      },
-    );
+    this.feed = relay.follow(executionId, RELAY_START);
   }
 
   get finished(): boolean {
     return this.sequencer.terminated;
   }
 
+  /** Stops following the relay (the response ended, or its client went away). */
+  close(): void {
+    this.feed.close();
+  }
+
   /** The next events (possibly none while waiting); never called after `finished`. */
   async next(blockMs: number): Promise<ReadBatch> {
     const closed = this.outcome !== undefined;
-    const entries = await this.relay.read(this.executionId, this.cursor, closed ? 0 : blockMs);
+    // Once the workflow has closed, what the log holds is read directly: nothing may be missed
+    // before an outcome is made up.
+    const entries = closed
+      ? (await this.relay.read(this.executionId, this.cursor)).filter(
+          (e) => compareEntryIds(e.id, this.cursor) > 0,
+        )
+      : await this.feed.next(blockMs);
     if (entries.length > 0) {
       this.cursor = entries[entries.length - 1]!.id;
+      this.quietSince = Date.now();
+      this.lookAfterMs = FIRST_LOOK_MS;
       const now = Date.now();
       return {
         events: entries.flatMap((e) => this.sequencer.accept(e.event)),
@@ -65,7 +75,25 @@ export class ExecutionReader {
       };
     }
     if (closed) return { events: await this.synthesize(this.outcome!), lagsMs: [] };
+    if (Date.now() - this.quietSince >= this.lookAfterMs) {
+      this.quietSince = Date.now();
+      this.lookAfterMs = Math.min(this.lookAfterMs * 2, LONGEST_LOOK_MS);
+      this.outcome = await this.closedOutcome();
+    }
     return { events: [], lagsMs: [] };
+  }
+
+  /** The workflow's outcome if it has closed; undefined while it runs or Temporal is out of reach. */
+  private async closedOutcome(): Promise<Outcome | undefined> {
+    try {
+      const { status } = await this.handle.describe();
+      if (status.name === 'RUNNING') return undefined;
+      return { ok: true, result: (await this.handle.result()) as ExecutionResult };
+    } catch (error) {
+      if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError)
+        return { ok: false, error };
+      return undefined;
+    }
   }
 
   private async synthesize(outcome: Outcome): Promise<ClientEvent[]> {

@@ -79,15 +79,31 @@ export async function respondWithExecution(
   let gone = res.destroyed;
   res.on('close', () => (gone = true));
   const reader = new ExecutionReader(deps.relay, deps.executions, executionId, handle);
-  const held: ClientEvent[] = [];
+  try {
+    await streamExecution(deps, req, res, reader, format, trace, afterSeq, () => gone);
+  } finally {
+    reader.close();
+  }
+}
 
+async function streamExecution(
+  deps: ExecutionResponseDeps,
+  req: Request,
+  res: Response,
+  reader: ExecutionReader,
+  format: 'ndjson' | 'sse',
+  trace: TraceHeader | undefined,
+  afterSeq: number,
+  gone: () => boolean,
+): Promise<void> {
+  const held: ClientEvent[] = [];
   // Until the model answered (or the execution failed), nothing is written; a failure to read
   // here reaches the error handler, which still decides the status.
-  while (!reader.sequencer.started && !reader.finished && !gone) {
+  while (!reader.sequencer.started && !reader.finished && !gone()) {
     const batch = await reader.next(READ_BLOCK_MS);
     held.push(...batch.events);
   }
-  if (gone) return;
+  if (gone()) return;
   const early = held.find((e) => e.type === 'error');
   if (early && early.type === 'error' && !reader.sequencer.started) {
     await setTraceHeader(res, trace);
@@ -105,26 +121,30 @@ export async function respondWithExecution(
   });
   res.flushHeaders();
   const ping = format === 'sse' ? setInterval(() => res.write(': ping\n\n'), SSE_PING_MS) : undefined;
-  const write = (event: ClientEvent): void => {
-    if (event.seq > afterSeq) res.write(serialize(format, event));
+  // Each read's events go out in one write.
+  const write = (events: ClientEvent[]): void => {
+    let chunk = '';
+    for (const event of events) if (event.seq > afterSeq) chunk += serialize(format, event);
+    if (chunk !== '') res.write(chunk);
   };
   try {
-    for (const event of held) write(event);
-    while (!reader.finished && !gone) {
+    write(held);
+    while (!reader.finished && !gone()) {
       const batch = await reader.next(READ_BLOCK_MS);
-      for (const event of batch.events) write(event);
+      write(batch.events);
       for (const lag of batch.lagsMs) deps.metrics.relayLag.observe(lag / 1000);
     }
   } catch (err) {
     // The status is sent: end in-band with exactly one terminal event (SPEC §9.5).
-    req.log.warn({ err: (err as Error).message, executionId }, 'stream interrupted');
-    if (!reader.finished && !gone) {
-      const event = reader.sequencer.synthesize({
-        type: 'error',
-        status: 503,
-        detail: 'The answer stream was interrupted; re-attach or read the execution',
-      });
-      write(event);
+    req.log.warn({ err: (err as Error).message, executionId: reader.executionId }, 'stream interrupted');
+    if (!reader.finished && !gone()) {
+      write([
+        reader.sequencer.synthesize({
+          type: 'error',
+          status: 503,
+          detail: 'The answer stream was interrupted; re-attach or read the execution',
+        }),
+      ]);
     }
   } finally {
     clearInterval(ping);

@@ -1,24 +1,31 @@
-// `npm run bench -- relay-transport`: what the relay's Redis structure costs, Streams (XADD; one
-// XREAD BLOCK connection per stream, or one XREAD BLOCK over every stream as the product reads)
-// against pub/sub (PUBLISH, one SUBSCRIBE connection for every channel), on a private
-// redis-server with the production compose file's settings (AOF on, fsync every second), so INFO
-// cpu counts this benchmark only. BENCH_RELAY_EVENTS events per
-// stream (default 200), one every BENCH_RELAY_DELTA_MS (10) per stream, at 1 and
-// BENCH_RELAY_STREAMS (32) concurrent streams; each event an encrypted delta as the relay stores
-// it (base64 of AES-GCM, 100–300 bytes). Reports publish → receipt p50 / p99, Redis CPU per 1000
-// events, memory and AOF bytes per stream, and what a late or re-attaching reader gets.
+// `npm run bench -- relay-transport`: what the relay's Redis structure costs: Streams (XADD; one
+// XREAD BLOCK connection per stream, or one XREAD BLOCK over every stream, as the product read
+// until issue 25), pub/sub alone (PUBLISH, one SUBSCRIBE connection for every channel), and what
+// the product does now, a stream for replay plus pub/sub for delivery (one script: XADD and
+// PUBLISH; one SUBSCRIBE connection), on a private redis-server with the production compose
+// file's settings (AOF on, fsync every second), so INFO cpu counts this benchmark only.
+// BENCH_RELAY_EVENTS events per stream (default 200); the runs (BENCH_RELAY_RUNS, default
+// `1:10,32:10,1000:100`: streams and ms between a stream's events); each event an encrypted delta
+// as the relay stores it (base64 of AES-GCM, 100–300 bytes). Reports publish → receipt p50 / p99,
+// Redis CPU and this process's CPU (publishers and readers) per 1000 events, memory and AOF bytes
+// per stream, and what a late or re-attaching reader gets.
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { KeyRing } from '../infra/crypto';
 import type { RedisClient } from '../infra/redis-client';
-import { rawEntries } from '../infra/stream-multiplexer';
 import { envInt, log, nowMs } from './lib/env';
 import { info, startRedis } from './lib/redis-server';
 import { machine, percentile, printRows, round, writeResults } from './lib/report';
 
 const EVENTS = envInt('BENCH_RELAY_EVENTS', 200);
-const STREAMS = envInt('BENCH_RELAY_STREAMS', 32);
-const DELTA_MS = envInt('BENCH_RELAY_DELTA_MS', 10, 0);
+const RUNS = (process.env.BENCH_RELAY_RUNS ?? '1:10,32:10,1000:100').split(',').map((run) => {
+  const [streams, deltaMs] = run.split(':').map(Number);
+  if (!Number.isInteger(streams) || streams! < 1 || !Number.isInteger(deltaMs) || deltaMs! < 0)
+    throw new Error(`BENCH_RELAY_RUNS: "${run}" is not <streams>:<ms between events>`);
+  return { streams: streams!, deltaMs: deltaMs! };
+});
+/** A connection per stream is left out above this many streams. */
+const PER_STREAM_CONNECTIONS_MAX = 100;
 const keyring = new KeyRing(randomBytes(32).toString('hex'));
 const WORDS = 'the valve opens with a lever and the credentials rotate every thirty days'.split(' ');
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,6 +38,16 @@ function delta(n: number): string {
     .toString('base64');
 }
 
+type XReadReply = { name: string; messages: { id: string; message: Record<string, string> }[] }[] | null;
+
+/** XREAD's reply as entries per stream. */
+function rawEntries(reply: XReadReply): { name: string; entries: { id: string; data: string }[] }[] {
+  return (reply ?? []).map(({ name, messages }) => ({
+    name,
+    entries: messages.map((m) => ({ id: m.id, data: m.message.d ?? '' })),
+  }));
+}
+
 const redisCpuMs = (i: Record<string, number>): number => (i.used_cpu_sys! + i.used_cpu_user!) * 1000;
 
 /** Redis's own CPU per second with nobody talking to it (its timers), subtracted from each run. */
@@ -40,8 +57,20 @@ async function idleCpuMsPerS(redis: RedisClient): Promise<number> {
   return (redisCpuMs(await info(redis)) - redisCpuMs(before)) / ((nowMs() - start) / 1000);
 }
 
-/** `streams-shared`: one XREAD BLOCK over every stream, as infra/stream-multiplexer.ts reads. */
-type Transport = 'streams' | 'streams-shared' | 'pubsub';
+/**
+ * `streams-shared`: one XREAD BLOCK over every stream (the product's reader until issue 25);
+ * `streams+pubsub`: the product's relay now (infra/redis-relay.ts).
+ */
+type Transport = 'streams' | 'streams-shared' | 'pubsub' | 'streams+pubsub';
+
+/** The product's append (infra/redis-relay.ts), without its expiry. */
+const APPEND = `
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local previous = '0'
+if #last > 0 then previous = last[1][1] end
+local id = redis.call('XADD', KEYS[1], '*', 'd', ARGV[1])
+redis.call('PUBLISH', KEYS[1], previous .. ' ' .. id .. ' ' .. ARGV[1])
+return id`;
 
 /** A reader that follows one stream or channel and reports each payload it gets. */
 interface Reader {
@@ -77,8 +106,11 @@ async function attach(
 }
 
 /** Sends `payload` on `key`. */
-const send = (redis: RedisClient, transport: Transport, key: string, payload: string): Promise<unknown> =>
-  transport === 'pubsub' ? redis.publish(key, payload) : redis.xAdd(key, '*', { d: payload });
+function send(redis: RedisClient, transport: Transport, key: string, payload: string): Promise<unknown> {
+  if (transport === 'pubsub') return redis.publish(key, payload);
+  if (transport === 'streams+pubsub') return redis.eval(APPEND, { keys: [key], arguments: [payload] });
+  return redis.xAdd(key, '*', { d: payload });
+}
 
 /** One connection reading every stream with one XREAD BLOCK, each entry to its stream's reader. */
 async function sharedReader(
@@ -111,6 +143,8 @@ async function sharedReader(
 interface Run {
   transport: Transport;
   streams: number;
+  deltaMs: number;
+  clientCpuMsPer1000: number;
   p50: number;
   p99: number;
   cpuMsPer1000: number;
@@ -122,7 +156,7 @@ interface Run {
 async function measure(
   redis: RedisClient,
   transport: Transport,
-  streams: number,
+  { streams, deltaMs: DELTA_MS }: { streams: number; deltaMs: number },
   idle: number,
 ): Promise<Run> {
   const prefix = `bench:${transport}:${streams}:${randomBytes(3).toString('hex')}:`;
@@ -136,8 +170,8 @@ async function measure(
     return { promise, resolve };
   });
   const readers: Reader[] = [];
-  // Pub/sub: one subscriber connection for every channel, as an API process would hold.
-  const subscriber = transport === 'pubsub' ? redis.duplicate() : undefined;
+  // Pub/sub: one subscriber connection for every channel, as an API process holds.
+  const subscriber = transport === 'pubsub' || transport === 'streams+pubsub' ? redis.duplicate() : undefined;
   await subscriber?.connect();
   const onEvent = (s: number): void => {
     latencies.push(nowMs() - sentAt[s]![received[s]!]!);
@@ -150,7 +184,7 @@ async function measure(
       else readers.push(await attach(redis, transport, key, () => onEvent(s)));
     }
   const payloads = Array.from({ length: EVENTS }, (_, n) => delta(n));
-  const [before, start] = [await info(redis), nowMs()];
+  const [before, start, cpuBefore] = [await info(redis), nowMs(), process.cpuUsage()];
   await Promise.all(
     keys.map(async (key, s) => {
       await sleep((s * 7) % Math.max(1, DELTA_MS));
@@ -162,6 +196,7 @@ async function measure(
     }),
   );
   await Promise.all(done.map((d) => d.promise));
+  const cpu = process.cpuUsage(cpuBefore);
   await sleep(1100); // the AOF's once-a-second fsync and write of this run
   const after = await info(redis);
   const cpuMs = redisCpuMs(after) - redisCpuMs(before) - (idle * (nowMs() - start)) / 1000;
@@ -175,6 +210,8 @@ async function measure(
   return {
     transport,
     streams,
+    deltaMs: DELTA_MS,
+    clientCpuMsPer1000: round(((cpu.user + cpu.system) / 1000 / events) * 1000, 1),
     p50: round(percentile(latencies, 50)),
     p99: round(percentile(latencies, 99)),
     cpuMsPer1000: round((cpuMs / events) * 1000, 1),
@@ -217,25 +254,30 @@ async function behaviour(
 }
 
 async function main(): Promise<void> {
-  log(`relay-transport: ${EVENTS} events per stream every ${DELTA_MS} ms, 1 and ${STREAMS} streams`);
+  log(
+    `relay-transport: ${EVENTS} events per stream; runs ${RUNS.map((r) => `${r.streams}×${r.deltaMs} ms`).join(', ')}`,
+  );
   const server = await startRedis();
   const redis: RedisClient = createClient({ url: server.url, name: 'bench-relay-transport' });
   await redis.connect();
   try {
     const idle = await idleCpuMsPerS(redis);
     const runs: Run[] = [];
-    for (const streams of [1, STREAMS])
-      for (const transport of ['streams', 'streams-shared', 'pubsub'] as const)
-        runs.push(await measure(redis, transport, streams, idle));
+    for (const run of RUNS)
+      for (const transport of ['streams', 'streams-shared', 'pubsub', 'streams+pubsub'] as const)
+        if (transport !== 'streams' || run.streams <= PER_STREAM_CONNECTIONS_MAX)
+          runs.push(await measure(redis, transport, run, idle));
     const kept = { streams: await behaviour(redis, 'streams'), pubsub: await behaviour(redis, 'pubsub') };
     printRows(
-      `relay transports (${EVENTS} events per stream, every ${DELTA_MS} ms; private Redis, AOF on)`,
+      `relay transports (${EVENTS} events per stream; private Redis, AOF on)`,
       [
         'transport',
         'streams',
+        'every ms',
         'p50 ms',
         'p99 ms',
         'Redis CPU ms / 1000 events',
+        'client CPU ms / 1000 events',
         'memory / stream B (per event)',
         'AOF B / event',
       ],
@@ -243,9 +285,11 @@ async function main(): Promise<void> {
         [
           r.transport,
           r.streams,
+          r.deltaMs,
           r.p50,
           r.p99,
           r.cpuMsPer1000,
+          r.clientCpuMsPer1000,
           `${r.memoryPerStream} (${Math.round(r.memoryPerStream / EVENTS)})`,
           r.aofPerEvent,
         ].map(String),
@@ -261,7 +305,6 @@ async function main(): Promise<void> {
     writeResults('relay-transport', {
       machine: machine(),
       events: EVENTS,
-      deltaMs: DELTA_MS,
       runs,
       behaviour: kept,
     });

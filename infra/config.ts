@@ -74,6 +74,15 @@ export interface Config {
   apiRunsWorker: boolean;
   /** Concurrent workflow-task polls of a worker (1 measured fastest on 2 cores). */
   workflowTaskPolls: number;
+  /**
+   * Slots of a worker process (docs/operations.md, "Sizing a worker"): model streams on the
+   * execution task queue, the other activities (ingestion, chains' steps, retention) on its
+   * `-tasks` queue, so that neither starves the other; cached workflows (by default one per
+   * model stream and a margin: a workflow waits in the cache while its model streams).
+   */
+  workerSlots: { modelStreams: number; tasks: number; cachedWorkflows: number };
+  /** Deltas arriving within this many ms of the last relayed one go out as one relay event. */
+  relayBatchMs: number;
   /** SPEC §18 request limits (AGENTRY_LIMIT_*). */
   limits: Limits;
 }
@@ -146,6 +155,8 @@ function read(r: Reader): Config {
     stateDir: r.str('AGENTRY_STATE_DIR', '.agentry'),
     apiRunsWorker: r.bool('AGENTRY_API_RUNS_WORKER', false),
     workflowTaskPolls: r.int('AGENTRY_WORKFLOW_TASK_POLLS', 1, 1, 100),
+    workerSlots: workerSlots(r),
+    relayBatchMs: r.int('AGENTRY_RELAY_BATCH_MS', 30, 0, 1000),
     workflowBundlePath: r.str('AGENTRY_WORKFLOW_BUNDLE'),
     llm: {
       startToCloseMs: r.int('AGENTRY_LLM_START_TO_CLOSE_MS', 600_000, 1),
@@ -183,6 +194,18 @@ function read(r: Reader): Config {
       maximumIntervalMs: 5_000,
     },
     limits: readLimits(r, bodyLimitBytes),
+  };
+}
+
+/** Cached workflows beyond one per model stream: those running their steps or ingesting. */
+const CACHE_MARGIN = 100;
+
+function workerSlots(r: Reader): Config['workerSlots'] {
+  const modelStreams = r.int('AGENTRY_WORKER_MODEL_STREAMS', 1000, 1, 100_000);
+  return {
+    modelStreams,
+    tasks: r.int('AGENTRY_WORKER_TASK_SLOTS', 100, 1, 10_000),
+    cachedWorkflows: r.int('AGENTRY_WORKER_CACHED_WORKFLOWS', modelStreams + CACHE_MARGIN, 1, 1_000_000),
   };
 }
 

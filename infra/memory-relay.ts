@@ -1,9 +1,17 @@
 // The embedded quick start's relay (no Redis): the same contract as the Redis relay, one process.
-import { EventEmitter } from 'node:events';
+// Each log keeps its encrypted entries for replay and hands every new one, decrypted once, to the
+// feeds following it.
 import type { RelayEvent } from '../domain/stream-events';
 import type { KeyRing } from './crypto';
 import { expiringEntries } from './expiring-entries';
-import { compareEntryIds, RELAY_TTL_MS, type Relay, type RelayEntry } from './relay';
+import {
+  compareEntryIds,
+  EntryQueue,
+  RELAY_TTL_MS,
+  type Relay,
+  type RelayEntry,
+  type RelayFeed,
+} from './relay';
 
 interface MemoryLog {
   entries: { id: string; data: Buffer }[];
@@ -13,7 +21,7 @@ interface MemoryLog {
 
 export class MemoryRelay implements Relay {
   private readonly logs = expiringEntries<MemoryLog>();
-  private readonly appended = new EventEmitter().setMaxListeners(0);
+  private readonly feeds = new Map<string, Set<EntryQueue>>();
 
   constructor(private readonly keyring: KeyRing) {}
 
@@ -28,23 +36,29 @@ export class MemoryRelay implements Relay {
     log.entries.push({ id, data: this.keyring.encryptJson('relay', event) });
     // Each event restarts the log's hour (SPEC §9.6: expiry after the last event).
     this.logs.set(executionId, log, { ttl: RELAY_TTL_MS });
-    this.appended.emit(executionId);
+    const feeds = this.feeds.get(executionId);
+    if (feeds) {
+      const entry = [{ id, event }];
+      for (const feed of feeds) feed.push(entry);
+    }
     return id;
   }
 
-  async read(executionId: string, afterId: string, blockMs: number): Promise<RelayEntry[]> {
-    const found = this.after(executionId, afterId);
-    if (found.length > 0 || blockMs <= 0) return found;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.appended.off(executionId, done);
-        resolve();
-      };
-      const timer = setTimeout(done, blockMs);
-      this.appended.on(executionId, done);
-    });
+  async read(executionId: string, afterId: string): Promise<RelayEntry[]> {
     return this.after(executionId, afterId);
+  }
+
+  follow(executionId: string, afterId: string): RelayFeed {
+    const feed = new EntryQueue(() => {
+      const feeds = this.feeds.get(executionId);
+      feeds?.delete(feed);
+      if (feeds?.size === 0) this.feeds.delete(executionId);
+    });
+    let feeds = this.feeds.get(executionId);
+    if (!feeds) this.feeds.set(executionId, (feeds = new Set()));
+    feeds.add(feed);
+    feed.push(this.after(executionId, afterId));
+    return feed;
   }
 
   private after(executionId: string, afterId: string): RelayEntry[] {
@@ -56,6 +70,7 @@ export class MemoryRelay implements Relay {
   }
 
   async close(): Promise<void> {
+    for (const feeds of [...this.feeds.values()]) for (const feed of [...feeds]) feed.close();
     this.logs.clear();
   }
 }

@@ -3,9 +3,9 @@
 // activities, recorded in the workflow task that runs them without a schedule/dispatch/complete
 // round trip through the server each (DESIGN §6). Every activity carries a summary (Temporal user
 // metadata: ids only), so the UI's timeline reads "retrieve context", "call model" and so on.
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { ExecutionProfiles } from './contracts';
+import { tasksQueueOf, type ExecutionProfiles } from './contracts';
 import { retryPolicy } from './retry-policy';
 
 /**
@@ -20,6 +20,9 @@ export function withSummaries<P extends object>(
   for (const name of Object.keys(summaries) as (keyof P)[]) out[name] = proxy(summaries[name])[name];
   return out;
 }
+
+/** The queue of this workflow's activities other than the model call (contracts: `tasksQueueOf`). */
+export const tasksQueue = (): string => tasksQueueOf(workflowInfo().taskQueue);
 
 /**
  * The model call: heartbeats while it streams, retried on the LLM profile (LLM-3). The summary

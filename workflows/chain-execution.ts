@@ -6,7 +6,7 @@
 // (CH-4) ends it after the step that passed it. A final activity stores the CH-3 report.
 import { executeChild, isCancellation, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { withSummaries } from './activity-proxies';
+import { tasksQueue, withSummaries } from './activity-proxies';
 import type { ChainExecutionInput, ChainExecutionResult, ChainStatus, ChainStepOutcome } from './contracts';
 import { workflowIdFor, type PromptExecutionInput, type PromptExecutionResult } from './contracts';
 import { describeFailure } from './describe-failure';
@@ -30,6 +30,7 @@ export async function chainExecution(input: ChainExecutionInput): Promise<ChainE
     { prepareChainStep: 'prepare chain step', finishChain: 'record chain outcome' },
     (summary) =>
       proxyActivities<Pick<Activities, 'prepareChainStep' | 'finishChain'>>({
+        taskQueue: tasksQueue(),
         startToCloseTimeout: profiles.bookkeeping.startToCloseMs * 3,
         retry: retryPolicy(profiles.bookkeeping),
         summary,

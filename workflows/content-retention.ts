@@ -3,13 +3,14 @@
 // number of rows it deleted are in the run's history, and a failed run shows in the UI.
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-
-const { deleteExpiredContent } = proxyActivities<Pick<Activities, 'deleteExpiredContent'>>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3 },
-  summary: 'delete expired content',
-});
+import { tasksQueue } from './activity-proxies';
 
 export async function contentRetention(): Promise<{ deleted: number }> {
+  const { deleteExpiredContent } = proxyActivities<Pick<Activities, 'deleteExpiredContent'>>({
+    taskQueue: tasksQueue(),
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 3 },
+    summary: 'delete expired content',
+  });
   return deleteExpiredContent();
 }

@@ -3,7 +3,7 @@
 // receives the document version id, never its content.
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { withSummaries } from './activity-proxies';
+import { tasksQueue, withSummaries } from './activity-proxies';
 import {
   IngestionFailure,
   type DocumentBatchIngestionInput,
@@ -32,6 +32,7 @@ function activities(profile: IngestionProfile) {
       }),
   );
   const { embedFragments } = proxyActivities<Pick<Activities, 'embedFragments'>>({
+    taskQueue: tasksQueue(),
     startToCloseTimeout: profile.startToCloseMs,
     heartbeatTimeout: profile.heartbeatTimeoutMs,
     retry: retryPolicy(profile),
@@ -100,6 +101,7 @@ function batchActivities(profile: IngestionProfile) {
     },
     (summary) =>
       proxyActivities<Pick<Activities, 'ingestDocuments' | 'embedStaged' | 'embedFragments'>>({
+        taskQueue: tasksQueue(),
         startToCloseTimeout: profile.startToCloseMs,
         heartbeatTimeout: profile.heartbeatTimeoutMs,
         retry: retryPolicy(profile),
@@ -108,6 +110,7 @@ function batchActivities(profile: IngestionProfile) {
   );
   // A build of a large index takes minutes; the heartbeat, not this timeout, notices a dead worker.
   const { buildVectorIndex } = proxyActivities<Pick<Activities, 'buildVectorIndex'>>({
+    taskQueue: tasksQueue(),
     startToCloseTimeout: '24 hours',
     heartbeatTimeout: profile.heartbeatTimeoutMs,
     retry: retryPolicy(profile),

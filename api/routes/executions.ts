@@ -169,7 +169,7 @@ export function executionRoutes(routes: RouteRegistry, deps: ExecutionRouteDeps)
       const format = streamFormat(req);
       const after = resumeAfter(req);
       const relayGone =
-        record.status !== 'running' && (await deps.relay.read(record.id, RELAY_START, 0)).length === 0;
+        record.status !== 'running' && (await deps.relay.read(record.id, RELAY_START)).length === 0;
       if (!relayGone) return respondWithExecution(deps, req, res, record.id, format, undefined, after);
       const events = archivedEvents(record, await answerOf(record), after);
       res.status(200).set({

@@ -92,6 +92,9 @@ export interface FakeModelServer {
   reset(): void;
   /** Every parsed request to the responses endpoint, in arrival order. */
   requests: RecordedRequest[];
+  /** Responses requests open now, and the most open at once since the start or `reset()`. */
+  readonly open: number;
+  readonly mostOpen: number;
   requestsFor(model: string): RecordedRequest[];
   /** Behaviour of POST /embeddings for requests whose body.model === model (over the defaults). */
   scriptEmbeddings(model: string, behaviour: FakeEmbeddingBehaviour): void;
@@ -256,6 +259,8 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
   const scripts = new Map<string, FakeBehaviour>();
   const counters = new Map<string, { failed: number; dropped: number; sequenced: number }>();
   const requests: RecordedRequest[] = [];
+  let open = 0;
+  let mostOpen = 0;
   const embeddingDefaults: FakeEmbeddingBehaviour = { ...opts.embeddingDefaults };
   const embeddingScripts = new Map<string, FakeEmbeddingBehaviour>();
   const embeddingFailures = new Map<string, number>();
@@ -381,8 +386,10 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
     const model = typeof body.model === 'string' ? body.model : '';
     const recorded = recordOf(req, model, body);
     requests.push(recorded);
+    mostOpen = Math.max(mostOpen, ++open);
     let droppedByServer = false;
     res.on('close', () => {
+      open--;
       recorded.closedAt = Date.now();
       if (!res.writableFinished && !droppedByServer && !closing) recorded.aborted = true;
     });
@@ -588,6 +595,12 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
         url: formatUrl(host, port),
         port,
         requests,
+        get open() {
+          return open;
+        },
+        get mostOpen() {
+          return mostOpen;
+        },
         script(model, behaviour) {
           scripts.set(model, behaviour);
           countersFor(model).sequenced = 0;
@@ -596,6 +609,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
           scripts.clear();
           counters.clear();
           requests.length = 0;
+          mostOpen = open;
           embeddingScripts.clear();
           embeddingFailures.clear();
           embeddingRequests.length = 0;

@@ -239,8 +239,8 @@ describe('DX-2 GET /executions/:id/stream', () => {
   });
 
   it('DX-2: ?after= and Last-Event-ID resume after a seq; SSE by Accept or format=sse; bad values → 400', async () => {
-    // Paced, so that each delta is an event of its own (a burst is published as fewer deltas).
-    fake.script('m', { text: 'a b c d e f', deltaDelayMs: 10 });
+    // Paced beyond the relay's batching window, so that each delta is an event of its own.
+    fake.script('m', { text: 'a b c d e f', deltaDelayMs: 60 });
     const original = await owner.post(`/agents/${agentId}/execute`, request('Letters'), executionHeaders());
     const events = parseNdjson(original.text);
     expect(events.length).toBeGreaterThan(4);

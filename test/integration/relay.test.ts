@@ -1,15 +1,16 @@
-// SPEC §9.6 on a real Redis: waiting readers of many executions share one blocking connection,
-// each gets exactly its own entries, a reader arriving while that connection is blocked is not
-// kept waiting for the block period, and a stream's expiry follows its first and terminal events.
+// SPEC §9.6 on a real Redis: readers of many executions share one pub/sub connection, a new
+// reader costs one SUBSCRIBE whatever the number of open streams, each gets exactly its own
+// entries once and in order (what was stored before it came, then what follows), an entry missed
+// on the channel or during a reconnection is read from the stream, and a stream's expiry follows
+// its first and terminal events.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { KeyRing } from '../../infra/crypto';
 import { createLogger } from '../../infra/logger';
 import { watchConnection, type RedisClient } from '../../infra/redis-client';
 import { RedisRelay } from '../../infra/redis-relay';
-import { RELAY_START, RELAY_TTL_MS, relayKey } from '../../infra/relay';
+import { RELAY_START, RELAY_TTL_MS, relayKey, type RelayFeed } from '../../infra/relay';
 import { REFRESH_MS } from '../../infra/relay-expiry';
-import { LOOP_BLOCK_MS } from '../../infra/stream-multiplexer';
 import { REDIS_URL } from '../helpers/services';
 import { sleep, waitFor } from '../helpers/wait';
 
@@ -20,17 +21,29 @@ const prefix = `${name}:`;
 let redis: RedisClient;
 let relay: RedisRelay;
 
-/** Connections of this test file's client and of the reader it duplicated. */
+/** Connections of this test file's client and of the subscriber it duplicated. */
 async function connections(): Promise<number> {
   const list = await redis.clientList();
   return list.filter((c) => c.name.startsWith(name)).length;
 }
 
-/** Waits until a connection of this file's relay is blocked in its shared XREAD. */
-const xreadBlocking = () =>
-  waitFor(async () => (await redis.clientList()).some((c) => c.name.startsWith(name) && c.cmd === 'xread'), {
-    what: 'the shared XREAD to block',
-  });
+/** Channels of this file subscribed on the server. */
+async function channels(): Promise<number> {
+  return ((await redis.sendCommand(['PUBSUB', 'CHANNELS', `${prefix}*`])) as string[]).length;
+}
+
+/** Everything a feed yields until `count` entries arrived. */
+async function collect(feed: RelayFeed, count: number) {
+  const got = [];
+  while (got.length < count) {
+    const entries = await feed.next(5000);
+    if (entries.length === 0) throw new Error(`only ${got.length} of ${count} entries`);
+    got.push(...entries);
+  }
+  return got;
+}
+
+const delta = (text: string, n: number) => ({ type: 'delta' as const, attempt: 1, text, n });
 
 beforeAll(async () => {
   redis = createClient({ url: REDIS_URL, name, disableOfflineQueue: true });
@@ -46,54 +59,89 @@ afterAll(async () => {
   await redis.close();
 });
 
-describe('§9.6 relay readers share one blocking connection', () => {
-  it('§9.6: 32 readers of 32 executions wait on one connection and each gets exactly its own event', async () => {
-    const ids = Array.from({ length: 32 }, () => randomUUID());
-    const reads = ids.map((id) => relay.read(id, RELAY_START, 5000));
-    await xreadBlocking();
-    // The shared client and one blocking reader, not one connection per waiting reader.
+describe('§9.6 relay readers share one subscription connection', () => {
+  it('§9.6: 300 readers of 300 executions share one connection, cost one SUBSCRIBE each, and each gets exactly its own entries in order', async () => {
+    const stats = async () =>
+      Number(/cmdstat_subscribe:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const before = await stats();
+    const ids = Array.from({ length: 300 }, () => randomUUID());
+    const feeds = ids.map((id) => relay.follow(id, RELAY_START));
+    await waitFor(async () => (await channels()) === 300, { what: '300 subscribed channels' });
+    // The shared client and one subscriber, not a connection per reader; one SUBSCRIBE per reader.
     expect(await connections()).toBe(2);
-    await Promise.all(ids.map((id, n) => relay.publish(id, { type: 'delta', attempt: 1, text: `t${n}` })));
-    const results = await Promise.all(reads);
-    expect(results.map((entries) => entries.map((e) => e.event))).toEqual(
-      ids.map((_, n) => [{ type: 'delta', attempt: 1, text: `t${n}` }]),
+    expect((await stats()) - before).toBe(300);
+    for (let n = 1; n <= 3; n++)
+      await Promise.all(ids.map((id, i) => relay.publish(id, delta(`${i}:${n}`, n))));
+    const got = await Promise.all(feeds.map((feed) => collect(feed, 3)));
+    expect(got.map((entries) => entries.map((e) => e.event))).toEqual(
+      ids.map((_, i) => [1, 2, 3].map((n) => delta(`${i}:${n}`, n))),
     );
+    for (const feed of feeds) feed.close();
+    await waitFor(async () => (await channels()) === 0, { what: 'the channels unsubscribed' });
   });
 
-  it('§9.6: a reader arriving while the shared XREAD blocks on other streams gets its event without waiting a block period', async () => {
-    const idle = relay.read(randomUUID(), RELAY_START, 1500);
-    await xreadBlocking();
-    const late = randomUUID();
-    const blockPeriodOver = sleep(LOOP_BLOCK_MS).then(() => 'block period over');
-    const read = relay.read(late, RELAY_START, 3000);
-    await relay.publish(late, { type: 'start', attempt: 1 });
-    // Served before the shared XREAD's block period could have run out on its own: the reader
-    // was woken (CLIENT UNBLOCK), not picked up by the next loop.
-    expect(await Promise.race([read.then(() => 'served'), blockPeriodOver])).toBe('served');
-    expect((await read).map((e) => e.event.type)).toEqual(['start']);
-    await idle;
-  });
-
-  it('§9.6: two readers of one stream at different positions each get what follows their own position', async () => {
+  it('§9.6: a reader following an execution late gets what was stored, then what follows, each once', async () => {
     const id = randomUUID();
     const first = await relay.publish(id, { type: 'start', attempt: 1 });
-    const [fromStart, fromFirst] = [relay.read(id, RELAY_START, 2000), relay.read(id, first, 2000)];
-    expect((await fromStart).map((e) => e.id)).toEqual([first]);
-    const next = relay.read(id, first, 2000);
-    const second = await relay.publish(id, { type: 'delta', attempt: 1, text: 'a' });
-    expect((await fromFirst).map((e) => e.id)).toEqual([second]);
-    expect((await next).map((e) => e.id)).toEqual([second]);
+    await relay.publish(id, delta('a', 1));
+    const fromStart = relay.follow(id, RELAY_START);
+    const fromFirst = relay.follow(id, first);
+    const third = relay.publish(id, delta('b', 2));
+    const texts = (entries: { event: { type: string; text?: string } }[]) =>
+      entries.map((e) => e.event.text ?? e.event.type);
+    expect(texts(await collect(fromStart, 3))).toEqual(['start', 'a', 'b']);
+    expect(texts(await collect(fromFirst, 2))).toEqual(['a', 'b']);
+    expect((await fromStart.next(200)).length + (await fromFirst.next(200)).length).toBe(0);
+    expect(await third).toBeDefined();
+    fromStart.close();
+    fromFirst.close();
   });
 
-  it('§9.6: a reader with nothing to read gets [] after its wait; a closed relay ends waiting reads', async () => {
-    const started = Date.now();
-    expect(await relay.read(randomUUID(), RELAY_START, 150)).toEqual([]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  it('§9.6: an entry appended without its message (missed on the channel) is read from the stream when the next message shows the gap', async () => {
+    const id = randomUUID();
+    const feed = relay.follow(id, RELAY_START);
+    await waitFor(async () => (await channels()) >= 1, { what: 'the subscription' });
+    await relay.publish(id, delta('a', 1));
+    expect((await collect(feed, 1)).map((e) => e.event)).toEqual([delta('a', 1)]);
+    // Stored, never published: as if the subscriber connection had missed the message.
+    await redis.xAdd(relayKey(prefix, id), '*', {
+      d: keyring.encryptJson('relay', delta('b', 2)).toString('base64'),
+    });
+    await relay.publish(id, delta('c', 3));
+    expect((await collect(feed, 2)).map((e) => e.event)).toEqual([delta('b', 2), delta('c', 3)]);
+    feed.close();
+  });
 
-    const other = new RedisRelay(redis, keyring, prefix, logger);
-    const waiting = other.read(randomUUID(), RELAY_START, 10_000);
+  it('§9.6: the subscriber connection killed while entries flow: after it reconnects the reader has every entry once, in order', async () => {
+    const id = randomUUID();
+    const feed = relay.follow(id, RELAY_START);
+    await waitFor(async () => (await channels()) >= 1, { what: 'the subscription' });
+    const publishing = (async () => {
+      for (let n = 1; n <= 40; n++) {
+        await relay.publish(id, delta(String(n), n));
+        await sleep(10);
+      }
+    })();
+    await sleep(100);
+    const subscriber = (await redis.clientList()).find((c) => c.name === `${name}:subscriber`);
+    await redis.sendCommand(['CLIENT', 'KILL', 'ID', String(subscriber!.id)]);
+    await publishing;
+    const got = await collect(feed, 40);
+    expect(got.map((e) => e.event)).toEqual(
+      Array.from({ length: 40 }, (_, i) => delta(String(i + 1), i + 1)),
+    );
+    expect(await feed.next(300)).toEqual([]);
+    feed.close();
+  });
+
+  it('§9.6: a reader with nothing to read gets [] after its wait; closing a feed ends its waiting read', async () => {
+    const idle = relay.follow(randomUUID(), RELAY_START);
+    const started = Date.now();
+    expect(await idle.next(150)).toEqual([]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    const waiting = idle.next(10_000);
     await sleep(50);
-    await other.close();
+    idle.close();
     expect(await waiting).toEqual([]);
   });
 });

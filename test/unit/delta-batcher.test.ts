@@ -50,3 +50,54 @@ describe('DeltaBatcher', () => {
     await expect(batcher.flush()).rejects.toBe(down);
   });
 });
+
+describe('DeltaBatcher in time', () => {
+  const texts = (events: RelayEvent[]) => events.map((e) => (e.type === 'delta' ? e.text : e.type));
+
+  it('§9.5: the first delta goes out at once; the deltas of the next window go out together when it ends; numbering and text stay exact', async () => {
+    jest.useFakeTimers();
+    try {
+      const published: RelayEvent[] = [];
+      const batcher = new DeltaBatcher(1, async (e) => void published.push(e), 30);
+      batcher.push('a');
+      await Promise.resolve();
+      expect(texts(published)).toEqual(['a']);
+      batcher.push('b');
+      jest.advanceTimersByTime(10);
+      batcher.push('c');
+      expect(texts(published)).toEqual(['a']);
+      await jest.advanceTimersByTimeAsync(20);
+      expect(texts(published)).toEqual(['a', 'bc']);
+      // A delta after a quiet window goes out at once again.
+      await jest.advanceTimersByTimeAsync(100);
+      batcher.push('d');
+      await Promise.resolve();
+      expect(texts(published)).toEqual(['a', 'bc', 'd']);
+      batcher.push('e');
+      await batcher.flush();
+      expect(published).toEqual([
+        { type: 'delta', attempt: 1, text: 'a', n: 1 },
+        { type: 'delta', attempt: 1, text: 'bc', n: 2 },
+        { type: 'delta', attempt: 1, text: 'd', n: 3 },
+        { type: 'delta', attempt: 1, text: 'e', n: 4 },
+      ]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('a flush and a settle publish what waits for its window; a settle after a failure sends nothing more and does not throw', async () => {
+    const published: RelayEvent[] = [];
+    const batcher = new DeltaBatcher(1, async (e) => void published.push(e), 60_000);
+    batcher.push('a');
+    batcher.push('b');
+    await batcher.settled();
+    expect(texts(published)).toEqual(['a', 'b']);
+    const down = new Error('relay down');
+    const failing = new DeltaBatcher(1, () => Promise.reject(down), 60_000);
+    failing.push('x');
+    await failing.settled();
+    expect(() => failing.push('y')).toThrow(down);
+    await expect(failing.flush()).rejects.toBe(down);
+  });
+});

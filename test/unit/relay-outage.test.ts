@@ -33,29 +33,15 @@ class FlakyRedis {
     return id;
   }
 
-  async xAdd(_key: string, _id: string, fields: { d: string }): Promise<string> {
+  /** The relay's append script: XADD, PEXPIRE when its expiry is not 0, PUBLISH (no subscriber here). */
+  async evalSha(_sha: string, options: { keys: string[]; arguments: string[] }): Promise<string> {
     const fault = this.fault();
     if (fault === 'offline') throw new ClientOfflineError();
-    const id = this.append(fields.d);
+    const [data, ttl] = options.arguments as [string, string];
+    const id = this.append(data);
+    if (ttl !== '0') this.expiries.push(Number(ttl));
     if (fault === 'reply-lost') throw new SocketClosedUnexpectedlyError();
     return id;
-  }
-
-  multi() {
-    const ops: { data?: string; ttl?: number } = {};
-    const chain = {
-      xAdd: (_key: string, _id: string, fields: { d: string }) => ((ops.data = fields.d), chain),
-      pExpire: (_key: string, ttl: number) => ((ops.ttl = ttl), chain),
-      exec: async () => {
-        const fault = this.fault();
-        if (fault === 'offline') throw new ClientOfflineError();
-        const id = this.append(ops.data!);
-        this.expiries.push(ops.ttl!);
-        if (fault === 'reply-lost') throw new SocketClosedUnexpectedlyError();
-        return [id, 1];
-      },
-    };
-    return chain;
   }
 
   async xRevRange(): Promise<Entry[]> {
@@ -82,7 +68,7 @@ describe('§9.6 relay during a Redis outage', () => {
     redis.faults = ['reply-lost'];
     const id = await relay.publish('e1', { type: 'delta', attempt: 1, text: 'once' });
     expect(redis.entries.map((e) => e.id)).toEqual([id]);
-    const read = await relay.read('e1', RELAY_START, 0);
+    const read = await relay.read('e1', RELAY_START);
     expect(read.map((e) => e.event)).toEqual([{ type: 'delta', attempt: 1, text: 'once' }]);
   });
 
@@ -93,32 +79,30 @@ describe('§9.6 relay during a Redis outage', () => {
     await relay.publish('e1', { type: 'start', attempt: 1 });
     await relay.publish('e1', { type: 'delta', attempt: 1, text: 'a' });
     redis.faults = ['offline', 'offline'];
-    const read = await relay.read('e1', RELAY_START, 0);
+    const read = await relay.read('e1', RELAY_START);
     expect(read.map((e) => e.event.type)).toEqual(['start', 'delta']);
   });
 
   it('§9.6: a command Redis refuses (an ErrorReply) or a bug fails at once; an outage longer than the tolerance fails', async () => {
     for (const refusal of [new ErrorReply('WRONGTYPE Operation against a key'), new TypeError('bug')]) {
       const redis = new FlakyRedis();
-      redis.multi = () => {
-        throw refusal;
-      };
+      redis.evalSha = () => Promise.reject(refusal);
       await expect(relayOn(redis).publish('e1', { type: 'start', attempt: 1 })).rejects.toBe(refusal);
     }
 
     const down = new FlakyRedis();
     down.faults = Array<Fault>(1000).fill('offline');
-    await expect(relayOn(down, 300).read('e1', RELAY_START, 0)).rejects.toBeInstanceOf(ClientOfflineError);
+    await expect(relayOn(down, 300).read('e1', RELAY_START)).rejects.toBeInstanceOf(ClientOfflineError);
     expect(down.calls).toBeGreaterThan(1);
   });
 
   it('§9.6: a loading Redis (LOADING reply after a restart) is waited for like an outage', async () => {
     const redis = new FlakyRedis();
-    const xAdd = redis.xAdd.bind(redis);
+    const append = redis.evalSha.bind(redis);
     let loading = 2;
-    redis.xAdd = async (...args) => {
+    redis.evalSha = async (...args) => {
       if (loading-- > 0) throw new ErrorReply('LOADING Redis is loading the dataset in memory');
-      return xAdd(...args);
+      return append(...args);
     };
     const relay = relayOn(redis);
     await relay.publish('e1', { type: 'start', attempt: 1 });

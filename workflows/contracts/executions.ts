@@ -68,6 +68,14 @@ export const WORKFLOW_ID_PREFIX = 'execution-';
 export const workflowIdFor = (executionId: string): string => `${WORKFLOW_ID_PREFIX}${executionId}`;
 
 /** Failure types carried by ApplicationFailure.type. */
+/**
+ * The queue of a worker's activities other than the model call (ingestion, chains' steps, the
+ * retention sweep): slots of their own, so that model streams and these never starve each other.
+ * The model call stays on the workflows' queue, where it is dispatched eagerly (docs/operations.md,
+ * "Sizing a worker").
+ */
+export const tasksQueueOf = (taskQueue: string): string => `${taskQueue}-tasks`;
+
 export const FailureType = {
   LlmRateLimited: 'Llm.RateLimited',
   LlmServerError: 'Llm.ServerError',
@@ -81,6 +89,8 @@ export const FailureType = {
   RenderTooLarge: 'Render.TooLarge',
   RetrievalEmbeddingFailed: 'Retrieval.EmbeddingFailed',
   InfraUnavailable: 'Infra.Unavailable',
+  /** A model stream stopped by its execution's stop notice (the workflow is being cancelled). */
+  Cancelled: 'Execution.Cancelled',
 } as const;
 export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 
@@ -88,6 +98,7 @@ export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 export const NON_RETRYABLE: readonly string[] = [
   FailureType.LlmRejected,
   FailureType.NotFound,
+  FailureType.Cancelled,
   FailureType.RenderPlaceholderInValue,
   FailureType.RenderTooLarge,
   'Embedding.Rejected',

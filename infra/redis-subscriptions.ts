@@ -1,0 +1,97 @@
+// One Redis pub/sub connection per process for every channel it listens to: the relay's channel
+// per followed execution (infra/redis-relay.ts) and the model streams' stop notices
+// (infra/stop-notices.ts). A channel is subscribed while it has a listener, so a new one costs one
+// SUBSCRIBE and a message one delivery, whatever the number of channels. Pub/sub keeps nothing:
+// after a reconnection (node-redis subscribes again before it says 'ready') every listener is told,
+// so that it can read what it may have missed from where it is kept.
+import type { Logger } from './logger';
+import { outlastingOutage, watchConnection, type RedisClient } from './redis-client';
+
+export interface ChannelListener {
+  message(message: string): void;
+  /** The connection was lost and is back: messages may have been missed meanwhile. */
+  reconnected(): void;
+}
+
+interface Channel {
+  listeners: Set<ChannelListener>;
+  subscribed: Promise<void>;
+}
+
+export class RedisSubscriptions {
+  private readonly channels = new Map<string, Channel>();
+  private connection: { client: RedisClient; ready: Promise<unknown> } | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly logger: Logger,
+    private readonly outageToleranceMs: number,
+  ) {}
+
+  /** Resolves once `listener` gets every message published to `channel` from now on. */
+  async add(channel: string, listener: ChannelListener): Promise<void> {
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      entry = { listeners: new Set(), subscribed: this.subscribe(channel) };
+      this.channels.set(channel, entry);
+      entry.subscribed.catch(() => {
+        if (this.channels.get(channel) === entry) this.channels.delete(channel);
+      });
+    }
+    entry.listeners.add(listener);
+    await entry.subscribed;
+  }
+
+  remove(channel: string, listener: ChannelListener): void {
+    const entry = this.channels.get(channel);
+    if (!entry?.listeners.delete(listener) || entry.listeners.size > 0) return;
+    this.channels.delete(channel);
+    const conn = this.connection;
+    if (conn && !this.closed)
+      void entry.subscribed
+        .then(() => conn.client.unsubscribe(channel, this.onMessage))
+        .catch(() => undefined); // gone with the connection, or resubscribed by nobody
+  }
+
+  /** Channels followed (for tests and metrics). */
+  get size(): number {
+    return this.channels.size;
+  }
+
+  private readonly onMessage = (message: string, channel: string): void => {
+    const entry = this.channels.get(channel);
+    if (entry) for (const listener of entry.listeners) listener.message(message);
+  };
+
+  private async subscribe(channel: string): Promise<void> {
+    const client = await this.subscriber();
+    await outlastingOutage(() => client.subscribe(channel, this.onMessage), this.outageToleranceMs);
+  }
+
+  private async subscriber(): Promise<RedisClient> {
+    if (this.closed) throw new Error('relay closed');
+    if (!this.connection) {
+      // Named after the shared client, so that CLIENT LIST shows whose subscriber it is.
+      const name = `${this.client.options?.name ?? 'agentry'}:subscriber`;
+      const client = watchConnection(this.client.duplicate({ name }), this.logger, 'subscriber');
+      let lost = false;
+      client.on('error', () => (lost = true));
+      client.on('ready', () => {
+        if (!lost) return;
+        lost = false;
+        for (const entry of this.channels.values()) for (const l of entry.listeners) l.reconnected();
+      });
+      this.connection = { client, ready: client.connect() };
+    }
+    await this.connection.ready;
+    return this.connection.client;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.channels.clear();
+    this.connection?.client.destroy();
+    this.connection = undefined;
+  }
+}
