@@ -6,21 +6,11 @@
 // record, trace and search attributes as POST /agents/{id}/execute, and its id is the execution's.
 import { Router, type Request, type Response } from 'express';
 import type { StoredAnswer } from '../../activities/call-model';
-import type { Agent } from '../../db/agent-store';
 import type { ExecutionRecord } from '../../db/execution-store';
 import { Conflict, InvalidInput, NotFound } from '../../domain/errors';
-import type { Action, ObjectType, Principal } from '../../domain/permissions';
-import { isUuid } from '../../infra/ids';
 import { RELAY_START } from '../../infra/relay';
 import type { ExecutionResult } from '../../workflows/contracts';
-import { loadAuthorized } from '../access';
-import {
-  checkAgentRequest,
-  inOrder,
-  startAgentExecution,
-  type AgentExecutionDeps,
-  type RequestFieldNames,
-} from '../agent-execution-start';
+import { checkAgentRequest, startAgentExecution, type AgentExecutionDeps } from '../agent-execution-start';
 import { principalOf } from '../auth';
 import { executionOutcome, type TraceHeader } from '../execution-response';
 import { EXECUTION_ID_HEADER, sendOpenAiError } from '../openai-errors';
@@ -33,6 +23,7 @@ import {
   type ResponseStatus,
   type ResponseView,
 } from '../responses-objects';
+import { executeRequestOf, RESPONSES_FIELDS, streamQuery, targetOf } from '../responses-request';
 import { sendArchivedResponse, streamResponse } from '../responses-stream';
 import type { RouteRegistry, RouteSpec } from '../route-registry';
 import {
@@ -47,12 +38,6 @@ import { archivedEvents, cancelExecution, errorDetail, findVisibleExecution, set
 
 export type ResponsesDeps = AgentExecutionDeps;
 
-/** The request's fields as a Responses client names them, in the 400s of §9.2. */
-const RESPONSES_FIELDS: RequestFieldNames = {
-  value: (name) => `prompt.variables.${name}`,
-  filter: (name) => `metadata.filters.${name}`,
-};
-
 const CANCEL_WAIT_MS = 10_000;
 const TRACE_HEADER = 'x-foundation4ai-tracing-id';
 
@@ -65,54 +50,6 @@ const STATUS: Record<ExecutionRecord['status'], ResponseStatus> = {
 
 const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
-/** `metadata.<field>`'s JSON text; 400 naming the field when it is no JSON or not of the kind. */
-function jsonField(field: string, text: string, kind: 'object' | 'any'): unknown {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new InvalidInput(`metadata.${field} is not valid JSON`);
-  }
-  if (kind === 'object' && (value === null || typeof value !== 'object' || Array.isArray(value)))
-    throw new InvalidInput(`metadata.${field} must be the JSON text of an object`);
-  return value;
-}
-
-/** The execute route's request in this protocol's fields (api/schemas/responses.ts). */
-function executeRequestOf(body: CreateResponseBody) {
-  const variables = Object.entries(body.prompt.variables ?? {}).map(([name, value]) => [
-    name,
-    typeof value === 'string' ? value : value.text,
-  ]);
-  const { classification, filters } = body.metadata;
-  return {
-    prompt: Object.fromEntries(variables) as Record<string, string>,
-    // CL-2's list and object forms travel as JSON text: metadata values are strings.
-    classification: /^\s*[[{]/.test(classification)
-      ? jsonField('classification', classification, 'any')
-      : classification,
-    ...(filters !== undefined
-      ? { filters: jsonField('filters', filters, 'object') as Record<string, unknown> }
-      : {}),
-  };
-}
-
-function streamQuery(req: Request): { stream: boolean; startingAfter: number | undefined } {
-  const { stream, starting_after: after } = req.query;
-  if (stream !== undefined && stream !== 'true' && stream !== 'false')
-    throw new InvalidInput('stream must be true or false');
-  const parse = (value: unknown, name: string): number | undefined => {
-    if (value === undefined || value === '') return undefined;
-    if (typeof value !== 'string' || !/^\d{1,15}$/.test(value))
-      throw new InvalidInput(`${name} must be a non-negative integer (a sequence_number)`);
-    return Number(value);
-  };
-  const fromQuery = parse(after, 'starting_after');
-  const fromHeader = parse(req.header('last-event-id'), 'Last-Event-ID');
-  const both = [fromQuery, fromHeader].filter((n): n is number => n !== undefined);
-  return { stream: stream === 'true', startingAfter: both.length ? Math.max(...both) : undefined };
-}
-
 const openAiRoute = (spec: Omit<RouteSpec, 'tag' | 'errorBody' | 'bearer'>): RouteSpec => ({
   ...spec,
   tag: 'OpenAI-compatible (Responses API)',
@@ -122,31 +59,6 @@ const openAiRoute = (spec: Omit<RouteSpec, 'tag' | 'errorBody' | 'bearer'>): Rou
 
 export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Router {
   const router = Router();
-
-  /** An object a body field names by id or by name, with the permission `action` on it. */
-  async function named<T extends { id: string; ownerKeyId?: string | null }>(
-    principal: Principal,
-    type: ObjectType,
-    label: string,
-    value: string,
-    store: { get(id: string): Promise<T | null>; idByName(name: string): Promise<string | null> },
-    action: Action = 'execute',
-  ): Promise<T> {
-    const id = isUuid(value) ? value : await store.idByName(value);
-    if (id === null) throw new NotFound(`${label} ${value} not found`);
-    return loadAuthorized(principal, action, type, label, id, (key) => store.get(key));
-  }
-
-  /** `prompt.id` at `prompt.version` (omitted: the current one; AG-11 keeps every version). */
-  async function agentFor(principal: Principal, prompt: CreateResponseBody['prompt']): Promise<Agent> {
-    const agent = await named(principal, 'agents', 'Agent', prompt.id, deps.agents);
-    const version = prompt.version == null ? agent.version : Number(prompt.version);
-    if (version === agent.version) return agent;
-    const stored = version < agent.version ? await deps.agents.getVersion(agent.id, version) : null;
-    if (!stored) throw new NotFound(`Agent ${agent.id} has no version ${version}`);
-    const { prompt: messages, placeholders, metadata, tools } = stored;
-    return { ...agent, prompt: messages, placeholders, metadata, tools, version };
-  }
 
   /** The response object of an execution as its record and stored answer say it is now. */
   async function present(record: ExecutionRecord) {
@@ -200,12 +112,7 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
         throw new InvalidInput(
           'store: false is not supported: every answer is stored for AGENTRY_CONTENT_RETENTION',
         );
-      // §9.2 in its order once the body names them: the agent, the pipeline, the LLM.
-      const [agent, pipeline, llm] = await inOrder([
-        () => agentFor(principal, body.prompt),
-        () => named(principal, 'pipelines', 'Pipeline', body.metadata.pipeline, deps.pipelines),
-        () => named(principal, 'llms', 'LLM', body.model, deps.llms),
-      ]);
+      const { agent, pipeline, llm } = await targetOf(deps, principal, body);
       const request = executeRequestOf(body);
       const content = checkAgentRequest(
         agent,
