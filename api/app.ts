@@ -26,6 +26,7 @@ import { apiKeyRoutes } from './routes/api-keys';
 import { codecRoutes } from './routes/codec';
 import { agentExecutionRoutes } from './routes/agent-execution';
 import { executionRoutes } from './routes/executions';
+import { responseRoutes } from './routes/responses';
 import { agentRoutes } from './routes/agents';
 import { documentRoutes } from './routes/documents';
 import { searchRoutes } from './routes/search';
@@ -102,6 +103,7 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(agentRoutes(routes, deps));
   app.use(agentExecutionRoutes(routes, deps));
   app.use(executionRoutes(routes, deps));
+  app.use(responseRoutes(routes, deps));
   app.use(promptRoutes(routes, deps));
   app.use(routingPolicyRoutes(routes, deps));
   app.use(cacheStatsRoutes(routes, deps));

@@ -1,6 +1,8 @@
 // Authentication (SPEC §1, AUTH-1, AUTH-6): `x-api-key` + `x-api-key-secret`, verified as an
 // HMAC in constant time. A missing key id takes the same path as a wrong secret. Failed
-// attempts are counted per client address; past the limit, wrong credentials get 429.
+// attempts are counted per client address; past the limit, wrong credentials get 429. The
+// OpenAI-compatible routes (`/v1/...`) also take the key the SDKs' way, `Authorization: Bearer
+// <key id>.<secret>` (issue 28), with the same permissions.
 import type { Request, RequestHandler } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { ApiKeyStore } from '../db/api-key-store';
@@ -54,11 +56,29 @@ export async function refuseAuthentication(
   throw new Unauthenticated('Invalid API key');
 }
 
+/** `Authorization: Bearer <key id>.<secret>` (the codec server's and the OpenAI SDKs' form). */
+export function bearerCredentials(header: string | undefined): { id?: string; secret?: string } {
+  const match = /^Bearer ([^.\s]+)\.(\S+)$/i.exec(header ?? '');
+  return match ? { id: match[1]!, secret: match[2]! } : {};
+}
+
+/** The routes that speak the OpenAI Responses protocol (api/routes/responses.ts). */
+export const isOpenAiPath = (url: string): boolean => url.startsWith('/v1/');
+
+/** The request's key: its x-api-key headers, else (on `/v1/...` only) its Bearer token. */
+function credentialsOf(req: Request): { id?: string; secret?: string } {
+  const id = req.header('x-api-key');
+  if (id !== undefined || !isOpenAiPath(req.originalUrl))
+    return { id, secret: req.header('x-api-key-secret') };
+  return bearerCredentials(req.header('authorization'));
+}
+
 export const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 export function authenticate(deps: AuthDeps): RequestHandler {
   return async (req, _res, next) => {
-    const principal = await verifyCredentials(deps, req.header('x-api-key'), req.header('x-api-key-secret'));
+    const { id, secret } = credentialsOf(req);
+    const principal = await verifyCredentials(deps, id, secret);
     if (!principal) return refuseAuthentication(deps, clientAddress(req));
     req.principal = principal;
     req.log = req.log.child({ apiKeyId: principal.keyId });

@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { AgentryError, NotFound, TooManyRequests, Unavailable } from '../domain/errors';
 import { isDatabaseConnectionLost } from '../infra/connection-errors';
 import { isRedisUnavailable } from '../infra/redis-client';
+import { isOpenAiPath } from './auth';
+import { sendOpenAiError } from './openai-errors';
 
 const STATUS: Record<string, number> = {
   invalid_input: 400,
@@ -88,7 +90,8 @@ function fromDatabaseInput(err: unknown): string | null {
 
 /**
  * Seed 002's endpoints (`/api/...`) answer every error as `{"success": false, "error", "details"?}`
- * (SPEC §12); the others as `{"detail", "errors"?}` (SPEC §1).
+ * (SPEC §12); the OpenAI-compatible ones (`/v1/...`) in OpenAI's shape (api/openai-errors.ts); the
+ * others as `{"detail", "errors"?}` (SPEC §1).
  */
 function sendError(
   req: Parameters<ErrorRequestHandler>[1],
@@ -97,6 +100,10 @@ function sendError(
   message: string,
   err?: AgentryError,
 ): void {
+  if (isOpenAiPath(req.originalUrl)) {
+    sendOpenAiError(res, status, message, err?.items);
+    return;
+  }
   if (req.originalUrl.startsWith('/api/')) {
     const details = err?.details ?? err?.items;
     res.status(status).json({ success: false, error: message, ...(details ? { details } : {}) });

@@ -72,83 +72,104 @@ export async function respondWithExecution(
   afterSeq = 0,
 ): Promise<void> {
   res.set('x-agentry-execution-id', executionId);
-  const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
-  if (format === 'text')
+  if (format === 'text') {
+    const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
     return respondWithText(deps, res, handle.result() as Promise<ExecutionResult>, trace);
-
-  let gone = res.destroyed;
-  res.on('close', () => (gone = true));
-  const reader = new ExecutionReader(deps.relay, deps.executions, executionId, handle);
-  try {
-    await streamExecution(deps, req, res, reader, format, trace, afterSeq, () => gone);
-  } finally {
-    reader.close();
   }
+
+  const afterLast = (events: ClientEvent[]) => events.filter((event) => event.seq > afterSeq);
+  let ping: NodeJS.Timeout | undefined;
+  await followExecution(deps, req, res, executionId, {
+    hold: true,
+    async fail(status, detail) {
+      await setTraceHeader(res, trace);
+      sendFailure(res, status, detail);
+    },
+    open() {
+      res.status(200);
+      // The model answered, so the trace stored before its call is there (EX-5).
+      if (trace) res.set(TRACE_HEADER, trace.traceId);
+      res.set({
+        'Content-Type': CONTENT_TYPES[format],
+        'Cache-Control': 'no-cache',
+        'X-Accel-Buffering': 'no',
+      });
+      res.flushHeaders();
+      if (format === 'sse') ping = setInterval(() => res.write(': ping\n\n'), SSE_PING_MS);
+    },
+    // Each read's events go out in one write.
+    write(events) {
+      const chunk = afterLast(events)
+        .map((event) => serialize(format, event))
+        .join('');
+      if (chunk !== '') res.write(chunk);
+    },
+    interrupted: 'The answer stream was interrupted; re-attach or read the execution',
+    close() {
+      clearInterval(ping);
+    },
+  });
 }
 
-async function streamExecution(
+/** How a client's format receives an execution followed by `followExecution`. */
+export interface ExecutionSink {
+  /** EX-7: no status before the model answered or the execution failed (else 200 at once). */
+  hold: boolean;
+  /** The execution failed before the status was sent: answer that status. */
+  fail(status: number, detail: string): Promise<void>;
+  /** The status is 200: headers, and whatever precedes the events. */
+  open(): void;
+  write(events: ClientEvent[]): void;
+  /** The detail of the in-band 503 ending a stream whose relay could not be read. */
+  interrupted: string;
+  /** The response is about to end. */
+  close(): void;
+}
+
+/**
+ * Follows an execution's relay for one client: holds the status while `sink.hold` (SPEC EX-7),
+ * then hands each read's events to the sink until the terminal event or the client's leaving; a
+ * relay that fails after the status was sent ends the stream in-band with one terminal event
+ * (SPEC §9.5). A failure to read before the status reaches the error handler, which decides it.
+ */
+export async function followExecution(
   deps: ExecutionResponseDeps,
   req: Request,
   res: Response,
-  reader: ExecutionReader,
-  format: 'ndjson' | 'sse',
-  trace: TraceHeader | undefined,
-  afterSeq: number,
-  gone: () => boolean,
+  executionId: string,
+  sink: ExecutionSink,
 ): Promise<void> {
-  const held: ClientEvent[] = [];
-  // Until the model answered (or the execution failed), nothing is written; a failure to read
-  // here reaches the error handler, which still decides the status.
-  while (!reader.sequencer.started && !reader.finished && !gone()) {
-    const batch = await reader.next(READ_BLOCK_MS);
-    held.push(...batch.events);
-  }
-  if (gone()) return;
-  const early = held.find((e) => e.type === 'error');
-  if (early && early.type === 'error' && !reader.sequencer.started) {
-    await setTraceHeader(res, trace);
-    sendFailure(res, early.status, early.detail);
-    return;
-  }
-
-  res.status(200);
-  // The model answered, so the trace stored before its call is there (EX-5).
-  if (trace) res.set(TRACE_HEADER, trace.traceId);
-  res.set({
-    'Content-Type': CONTENT_TYPES[format],
-    'Cache-Control': 'no-cache',
-    'X-Accel-Buffering': 'no',
-  });
-  res.flushHeaders();
-  const ping = format === 'sse' ? setInterval(() => res.write(': ping\n\n'), SSE_PING_MS) : undefined;
-  // Each read's events go out in one write.
-  const write = (events: ClientEvent[]): void => {
-    let chunk = '';
-    for (const event of events) if (event.seq > afterSeq) chunk += serialize(format, event);
-    if (chunk !== '') res.write(chunk);
-  };
+  let gone = res.destroyed;
+  res.on('close', () => (gone = true));
+  const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
+  const reader = new ExecutionReader(deps.relay, deps.executions, executionId, handle);
   try {
-    write(held);
-    while (!reader.finished && !gone()) {
-      const batch = await reader.next(READ_BLOCK_MS);
-      write(batch.events);
-      for (const lag of batch.lagsMs) deps.metrics.relayLag.observe(lag / 1000);
+    const held: ClientEvent[] = [];
+    while (sink.hold && !reader.sequencer.started && !reader.finished && !gone) {
+      held.push(...(await reader.next(READ_BLOCK_MS)).events);
     }
-  } catch (err) {
-    // The status is sent: end in-band with exactly one terminal event (SPEC §9.5).
-    req.log.warn({ err: (err as Error).message, executionId: reader.executionId }, 'stream interrupted');
-    if (!reader.finished && !gone()) {
-      write([
-        reader.sequencer.synthesize({
-          type: 'error',
-          status: 503,
-          detail: 'The answer stream was interrupted; re-attach or read the execution',
-        }),
-      ]);
+    if (gone) return;
+    const early = held.find((e) => e.type === 'error');
+    if (early?.type === 'error' && !reader.sequencer.started)
+      return await sink.fail(early.status, early.detail);
+    sink.open();
+    try {
+      sink.write(held);
+      while (!reader.finished && !gone) {
+        const batch = await reader.next(READ_BLOCK_MS);
+        sink.write(batch.events);
+        for (const lag of batch.lagsMs) deps.metrics.relayLag.observe(lag / 1000);
+      }
+    } catch (err) {
+      req.log.warn({ err: (err as Error).message, executionId }, 'stream interrupted');
+      if (!reader.finished && !gone)
+        sink.write([reader.sequencer.synthesize({ type: 'error', status: 503, detail: sink.interrupted })]);
+    } finally {
+      sink.close();
+      res.end();
     }
   } finally {
-    clearInterval(ping);
-    res.end();
+    reader.close();
   }
 }
 

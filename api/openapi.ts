@@ -57,7 +57,7 @@ export function buildOpenApi(specs: readonly RouteSpec[], version: string): Reco
     for (const status of spec.errors ?? []) {
       responses[status] = {
         description: REASONS[status] ?? 'Error',
-        content: { 'application/json': { schema: errorBodySchema } },
+        content: { 'application/json': { schema: spec.errorBody ?? errorBodySchema } },
       };
     }
     (paths[path] ??= {})[spec.method] = {
@@ -70,6 +70,7 @@ export function buildOpenApi(specs: readonly RouteSpec[], version: string): Reco
         : {}),
       responses,
       ...(spec.auth === false ? { security: [] } : {}),
+      ...(spec.bearer ? { security: [{ bearer: [] }, { apiKeyId: [], apiKeySecret: [] }] } : {}),
     };
   }
   return {
@@ -78,12 +79,19 @@ export function buildOpenApi(specs: readonly RouteSpec[], version: string): Reco
       title: 'Agentry',
       version,
       description:
-        'Retrieval-augmented agents with durable execution. Authenticate with x-api-key and x-api-key-secret.',
+        'Retrieval-augmented agents with durable execution. Authenticate with x-api-key and x-api-key-secret ' +
+        '(the OpenAI-compatible routes under /v1 also with Authorization: Bearer <key id>.<secret>).',
     },
     components: {
       securitySchemes: {
         apiKeyId: { type: 'apiKey', in: 'header', name: 'x-api-key' },
         apiKeySecret: { type: 'apiKey', in: 'header', name: 'x-api-key-secret' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            '`<key id>.<secret>`: the OpenAI-compatible routes (/v1/...) take the key as the SDKs send it',
+        },
       },
     },
     security: [{ apiKeyId: [], apiKeySecret: [] }],

@@ -27,6 +27,10 @@ export interface RouteSpec {
   query?: { name: string; description: string }[];
   /** Optional request headers worth documenting (e.g. `Idempotency-Key`). */
   headers?: { name: string; description: string }[];
+  /** The error body's schema where a route family has its own shape (default: SPEC §1's). */
+  errorBody?: object;
+  /** Also authenticated by `Authorization: Bearer <key id>.<secret>` (the OpenAI-compatible routes). */
+  bearer?: boolean;
 }
 
 export type Handler<B> = (req: Request & { body: B }, res: Response) => Promise<void> | void;

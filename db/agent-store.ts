@@ -66,6 +66,11 @@ export class AgentStore {
     return row ? toAgent(row) : null;
   }
 
+  /** The id of the agent named `name`, or null. */
+  idByName(name: string): Promise<string | null> {
+    return named.idByName(this.db, 'agents', name);
+  }
+
   /** `alsoWrite` runs in the same transaction (the agent's prompt references, AG-10). */
   async create(
     agent: { id: string; name: string; description: string | null; ownerKeyId: string } & AgentDefinition,

@@ -59,6 +59,11 @@ export class LlmStore {
     return row ? toLlm(row) : null;
   }
 
+  /** The id of the LLM named `name`, or null. */
+  idByName(name: string): Promise<string | null> {
+    return named.idByName(this.db, 'llms', name);
+  }
+
   /** The connection details for a model call, API key decrypted. */
   async getForCall(id: string): Promise<{ endpoint: string; model: string; apiKey: string } | null> {
     const row = await this.db('llms').where({ id }).first('endpoint', 'model', 'api_key_cipher');

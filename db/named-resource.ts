@@ -91,6 +91,12 @@ export const list = <R extends Row, Item>(
     req,
   );
 
+/** The id of the resource of `table` named `name` (names are unique per type, SPEC §1), or null. */
+export async function idByName(db: Knex, table: ObjectType, name: string): Promise<string | null> {
+  const row = (await db(table).where({ name }).first('id')) as { id: string } | undefined;
+  return row?.id ?? null;
+}
+
 /** Updates one resource's columns (and `updated_at`); a taken name is SPEC §1's 409. */
 export async function update<R extends Row, Item>(
   db: Knex,

@@ -70,6 +70,11 @@ export class PipelineStore {
     return row ? toPipeline(row) : null;
   }
 
+  /** The id of the pipeline named `name`, or null. */
+  idByName(name: string): Promise<string | null> {
+    return named.idByName(this.db, 'pipelines', name);
+  }
+
   /**
    * `get` from a copy at most LOOKUP_CACHE_TTL_MS old (a change through this store is seen at
    * once; infra/lookup-cache.ts). The object is shared: callers must not modify it.

@@ -1,48 +1,29 @@
 // POST /agents/{id}/execute (SPEC §9), the retrieval dry run POST /agents/{id}/search (§10) and
 // GET /tracing/{id} (§11). Every check of §9.2 runs, in its order, before a workflow starts.
 import { Router, type Request } from 'express';
-import { randomUUID } from 'node:crypto';
-import type { AgentStore } from '../../db/agent-store';
-import type { LlmStore } from '../../db/llm-store';
-import type { PipelineStore } from '../../db/pipeline-store';
-import type { Agent } from '../../db/agent-store';
-import {
-  isRetrieval,
-  retrieveForPlaceholder,
-  type AgentRequestContent,
-  type FilteredSearchDeps,
-} from '../../activities/retrieve-fragments';
+import { retrieveForPlaceholder, isRetrieval } from '../../activities/retrieve-fragments';
 import { embedWith, QueryEmbeddings } from '../../activities/query-embeddings';
-import { resolveReader } from '../../domain/classifications';
-import { InvalidInput, NotFound, type ErrorItem } from '../../domain/errors';
-import { withEmbeddingFailure } from '../embedding-failure';
-import { compileFilter } from '../../domain/filter-compiler';
-import { parseFilter } from '../../domain/filter-parser';
+import type { Agent } from '../../db/agent-store';
+import { InvalidInput, NotFound } from '../../domain/errors';
 import type { Principal } from '../../domain/permissions';
 import { isUuid } from '../../infra/ids';
-import type { TraceStore } from '../../infra/trace-store';
-import type { AgentExecutionInput } from '../../workflows/contracts';
-import type { PlanningDeps } from '../../activities/prompt-planning';
+import { withEmbeddingFailure } from '../embedding-failure';
 import { loadAuthorized } from '../access';
-import { checkAgentReferences } from '../prompt-references';
+import {
+  checkAgentRequest,
+  inOrder,
+  startAgentExecution,
+  type AgentExecutionDeps,
+} from '../agent-execution-start';
 import { principalOf } from '../auth';
-import { formatOf, respondWithExecution, type ExecutionResponseDeps } from '../execution-response';
-import { IDEMPOTENCY_HEADER_SPEC, withIdempotency, type IdempotencyDeps } from '../idempotency';
+import { formatOf, respondWithExecution } from '../execution-response';
+import { IDEMPOTENCY_HEADER_SPEC } from '../idempotency';
 import type { RouteRegistry } from '../route-registry';
 import { executeAgentSchema, type ExecuteAgentBody } from '../schemas/agents';
 import { fragmentSchema } from '../schemas/knowledge';
-import { startExecution, type StartExecutionDeps } from '../start-execution';
 import { validate } from '../validation';
 
-export type AgentExecutionDeps = PlanningDeps & {
-  agents: AgentStore;
-  pipelines: PipelineStore;
-  llms: LlmStore;
-  traces: TraceStore;
-} & FilteredSearchDeps &
-  StartExecutionDeps &
-  ExecutionResponseDeps &
-  IdempotencyDeps;
+export type { AgentExecutionDeps };
 
 function headerId(req: Request, name: string): string {
   const value = req.header(name);
@@ -51,60 +32,10 @@ function headerId(req: Request, name: string): string {
   return value.toLowerCase();
 }
 
-/** §9.2 steps 4–6 against the agent and pipeline: the body, EX-1, values, filters, classifications. */
-function checkRequest(
-  agent: Agent,
-  body: unknown,
-  closure: Record<string, string[]>,
-  filterDepth: number,
-): { body: ExecuteAgentBody; content: AgentRequestContent } {
+/** §9.2 steps 4–6 against the agent and pipeline: the body, then EX-1, values, filters, classifications. */
+function checkRequest(agent: Agent, body: unknown, closure: Record<string, string[]>, filterDepth: number) {
   const request = validate<ExecuteAgentBody>(executeAgentSchema, body);
-  const queries = agent.placeholders.filter((p) => p.type === 'query').map((p) => p.name);
-  const missing = queries.filter((name) => !(name in request.prompt));
-  if (missing.length > 0) {
-    const items: ErrorItem[] = missing.map((name) => ({
-      type: 'missing_query_value',
-      path: `prompt.${name}`,
-      placeholder: name,
-      message: 'value required',
-    }));
-    throw new InvalidInput(`Missing values for query placeholders: ${missing.join(', ')}`, items);
-  }
-  const extra = Object.keys(request.prompt).filter((name) => !queries.includes(name));
-  if (extra.length > 0)
-    throw new InvalidInput(
-      `Not query placeholders of the agent: ${extra.map((n) => `prompt.${n}`).join(', ')}`,
-    );
-  const notStrings = queries.filter((name) => typeof request.prompt[name] !== 'string');
-  if (notStrings.length > 0)
-    throw new InvalidInput(`Values must be strings: ${notStrings.map((n) => `prompt.${n}`).join(', ')}`);
-  const retrievalNames = agent.placeholders.filter(isRetrieval).map((p) => p.name);
-  const filters = request.filters ?? {};
-  for (const [name, filter] of Object.entries(filters)) {
-    if (!retrievalNames.includes(name))
-      throw new InvalidInput(`filters.${name} is not a retrieval placeholder of the agent`);
-    try {
-      compileFilter(parseFilter(filter, filterDepth), 'f.metadata');
-    } catch (err) {
-      throw new InvalidInput(`filters.${name}: ${(err as Error).message}`);
-    }
-  }
-  const classifications = resolveReader(request.classification, closure);
-  return {
-    body: request,
-    content: { values: request.prompt as Record<string, string>, classifications, filters },
-  };
-}
-
-/** Runs the steps at once; throws the first failure in argument order, not in time order. */
-async function inOrder<T extends readonly unknown[]>(steps: {
-  [K in keyof T]: () => Promise<T[K]>;
-}): Promise<T> {
-  // An async wrapper turns a step's synchronous throw (a bad header) into its rejection.
-  const settled = await Promise.allSettled(steps.map(async (step) => step()));
-  const failed = settled.find((s) => s.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
+  return { body: request, content: checkAgentRequest(agent, request, closure, filterDepth) };
 }
 
 export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecutionDeps): Router {
@@ -146,68 +77,16 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
           ),
       ]);
       const { body, content } = checkRequest(agent, req.body, pipeline.closure, deps.limits.filterDepth);
-      // §9.2 / PC-8: every reference resolves for this key before anything starts.
-      const templates = agent.prompt.filter((m) => m.include).map((m) => m.template);
-      const hasReferences = (await checkAgentReferences(deps, principal, templates, true)).length > 0;
-      const traceId = body.tracing ? randomUUID() : undefined;
-      const start = () =>
-        startExecution<AgentExecutionInput>(deps, {
-          record: {
-            kind: 'agent',
-            api_key_id: principal.keyId,
-            agent_id: agent.id,
-            agent_version: agent.version,
-            pipeline_id: pipeline.id,
-            llm_id: llm.id,
-            trace_id: traceId ?? null,
-          },
-          content,
-          workflowType: 'agentExecution',
-          args: ({ executionId: id, requestPayloadId, profiles }) => ({
-            executionId: id,
-            agentId: agent.id,
-            agentVersion: agent.version,
-            pipelineId: pipeline.id,
-            llmId: llm.id,
-            requestPayloadId,
-            retrievalPlaceholders: agent.placeholders.filter(isRetrieval).map((p) => p.name),
-            apiKeyId: principal.keyId,
-            profiles,
-            ...(hasReferences ? { hasReferences } : {}),
-            ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
-            ...(traceId ? { traceId } : {}),
-          }),
-          searchAttributes: {
-            AgentId: agent.id,
-            PipelineId: pipeline.id,
-            LlmId: llm.id,
-            ApiKeyId: principal.keyId,
-          },
-          names: { agent: agent.name, pipeline: pipeline.name, llm: llm.name },
-        });
       // DX-4: a repeat of the same request under the same Idempotency-Key attaches to its execution.
-      const fingerprint = [req.body, pipeline.id, llm.id];
-      const { executionId, replayed } = await withIdempotency(
+      const started = await startAgentExecution(
         deps,
         req,
-        `agent:${agent.id}`,
-        fingerprint,
-        start,
+        principal,
+        { agent, pipeline, llm },
+        { content, tracing: body.tracing === true, temperature: body.temperature },
+        [req.body, pipeline.id, llm.id],
       );
-      const tracingId = replayed ? (await deps.executions.get(executionId))?.trace_id : traceId;
-      await respondWithExecution(
-        deps,
-        req,
-        res,
-        executionId,
-        formatOf(body.stream),
-        tracingId
-          ? {
-              traceId: tracingId,
-              stored: async () => (await deps.traces.get(tracingId, principal.keyId)) !== null,
-            }
-          : undefined,
-      );
+      await respondWithExecution(deps, req, res, started.executionId, formatOf(body.stream), started.trace);
     },
   );
 

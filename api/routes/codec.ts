@@ -8,7 +8,13 @@ import { Forbidden, InvalidInput } from '../../domain/errors';
 import { isAdmin } from '../../domain/permissions';
 import { DecryptionError } from '../../infra/crypto';
 import type { EncryptionCodec } from '../../infra/payload-codec';
-import { clientAddress, refuseAuthentication, verifyCredentials, type AuthDeps } from '../auth';
+import {
+  bearerCredentials,
+  clientAddress,
+  refuseAuthentication,
+  verifyCredentials,
+  type AuthDeps,
+} from '../auth';
 
 export interface CodecRouteDeps extends AuthDeps {
   codec: EncryptionCodec;
@@ -65,8 +71,8 @@ export function codecRoutes(deps: CodecRouteDeps): Router {
   };
 
   const adminOnly: RequestHandler = async (req, _res, next) => {
-    const match = /^Bearer ([^.\s]+)\.(\S+)$/i.exec(req.header('authorization') ?? '');
-    const principal = await verifyCredentials(deps, match?.[1], match?.[2]);
+    const { id, secret } = bearerCredentials(req.header('authorization'));
+    const principal = await verifyCredentials(deps, id, secret);
     if (!principal) return refuseAuthentication(deps, clientAddress(req));
     if (!isAdmin(principal)) throw new Forbidden('The codec server is for admin keys only');
     next();

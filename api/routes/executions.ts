@@ -22,14 +22,14 @@ import { EXECUTION_STREAM_QUERY, executionSchema } from '../schemas/executions';
 
 export type ExecutionRouteDeps = ExecutionResponseDeps;
 
-const errorDetail = (r: ExecutionRecord): string =>
+export const errorDetail = (r: ExecutionRecord): string =>
   r.status === 'cancelled' ? 'Execution cancelled' : `Execution failed: ${r.error_type ?? 'unknown error'}`;
 
 /**
  * The model activity stores the answer before it publishes `done`; the record's outcome follows a
  * moment later. In between the execution has succeeded already: say so (and refuse to cancel it).
  */
-function settled(r: ExecutionRecord, answer: StoredAnswer | null): ExecutionRecord {
+export function settled(r: ExecutionRecord, answer: StoredAnswer | null): ExecutionRecord {
   if (r.status !== 'running' || !answer) return r;
   return {
     ...r,
@@ -103,7 +103,11 @@ function resumeAfter(req: Request): number {
  * terminal event. Numbered after what the client has, with a `reset` first when it has
  * something, so the text it ends with is the answer.
  */
-function archivedEvents(r: ExecutionRecord, answer: StoredAnswer | null, after: number): ClientEvent[] {
+export function archivedEvents(
+  r: ExecutionRecord,
+  answer: StoredAnswer | null,
+  after: number,
+): ClientEvent[] {
   let seq = after;
   if (r.status !== 'succeeded')
     return [{ type: 'error', seq: ++seq, status: r.error_status ?? 503, detail: errorDetail(r) }];
@@ -117,17 +121,48 @@ function archivedEvents(r: ExecutionRecord, answer: StoredAnswer | null, after: 
   return events;
 }
 
+/**
+ * The execution `req.params.id` names, for the key that started it or an admin; for anyone else,
+ * as for an unknown id, a 404 naming it as a `label` ("Execution", "Response").
+ */
+export async function findVisibleExecution(
+  deps: Pick<ExecutionRouteDeps, 'executions'>,
+  req: Request,
+  label: string,
+): Promise<ExecutionRecord> {
+  const id = String(req.params.id);
+  const principal = principalOf(req);
+  const record = isUuid(id) ? await deps.executions.get(id.toLowerCase()) : null;
+  if (!record || (record.api_key_id !== principal.keyId && !isAdmin(principal)))
+    throw new NotFound(`${label} with id ${id} not found`);
+  return record;
+}
+
+/**
+ * DX-3: asks Temporal to cancel a running execution's workflow (and so its children and the model
+ * request). A workflow that closed meanwhile is a 409 (`notRunning` words it for the record as it
+ * is now).
+ */
+export async function cancelExecution(
+  deps: Pick<ExecutionRouteDeps, 'executions' | 'temporal'>,
+  record: ExecutionRecord,
+  notRunning: (now: ExecutionRecord) => Error,
+): Promise<void> {
+  try {
+    await deps.temporal.workflow.getHandle(record.workflow_id).cancel();
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError))
+      throw new Unavailable('Could not cancel the execution: Temporal is unavailable');
+    const now = (await deps.executions.get(record.id)) ?? record;
+    if (now.status !== 'running') throw notRunning(now);
+    throw new Conflict(`Execution ${record.id} is not running: its workflow has closed`);
+  }
+}
+
 export function executionRoutes(routes: RouteRegistry, deps: ExecutionRouteDeps): Router {
   const router = Router();
 
-  const visible = async (req: Request): Promise<ExecutionRecord> => {
-    const id = String(req.params.id);
-    const principal = principalOf(req);
-    const record = isUuid(id) ? await deps.executions.get(id.toLowerCase()) : null;
-    if (!record || (record.api_key_id !== principal.keyId && !isAdmin(principal)))
-      throw new NotFound(`Execution with id ${id} not found`);
-    return record;
-  };
+  const visible = (req: Request): Promise<ExecutionRecord> => findVisibleExecution(deps, req, 'Execution');
   const answerOf = (r: ExecutionRecord) => deps.executions.getAnswer<StoredAnswer>(r.id);
 
   routes.add(
@@ -202,15 +237,7 @@ export function executionRoutes(routes: RouteRegistry, deps: ExecutionRouteDeps)
       const notRunning = (r: ExecutionRecord) =>
         new Conflict(`Execution ${r.id} is not running: it is ${r.status}`);
       if (record.status !== 'running') throw notRunning(record);
-      try {
-        await deps.temporal.workflow.getHandle(record.workflow_id).cancel();
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError))
-          throw new Unavailable('Could not cancel the execution: Temporal is unavailable');
-        const now = (await deps.executions.get(record.id)) ?? record;
-        if (now.status !== 'running') throw notRunning(now);
-        throw new Conflict(`Execution ${record.id} is not running: its workflow has closed`);
-      }
+      await cancelExecution(deps, record, notRunning);
       res.status(202).json(presentExecution((await deps.executions.get(record.id)) ?? record, null));
     },
   );

@@ -32,9 +32,23 @@ export function schemaAccepts(route: FuzzRoute, req: FuzzRequest): boolean | 'un
   return fn(value);
 }
 
+/** What is wrong with an OpenAI-shaped error body (`/v1/...`), or null. */
+function openAiErrorShape(body: any): string | null {
+  const error = body.error;
+  if (Object.keys(body).join() !== 'error' || !error || typeof error !== 'object')
+    return 'not {"error": {...}}';
+  if (typeof error.message !== 'string' || error.message === '')
+    return 'error.message is not a non-empty string';
+  if (typeof error.type !== 'string') return 'error.type is not a string';
+  for (const key of ['param', 'code'])
+    if (error[key] !== null && typeof error[key] !== 'string') return `error.${key} is not a string or null`;
+  return null;
+}
+
 /** What is wrong with an error body for the route's family, or null. */
 function errorShape(route: FuzzRoute, body: any): string | null {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return 'the error body is not a JSON object';
+  if (route.family === 'openai') return openAiErrorShape(body);
   const keys = Object.keys(body);
   if (route.family === 'api') {
     const references = body.error === 'Invalid prompt references';
@@ -65,7 +79,11 @@ export function streamFailure(answer: Answer): string | null {
   if (type.includes('event-stream'))
     for (const line of answer.text.split('\n'))
       if (line.startsWith('data: ')) events.push(JSON.parse(line.slice(6)));
-  const failed = events.find((e) => e?.type === 'error' && (e.status ?? 500) >= 500);
+  // A Responses-protocol `error` event names its failure by code (api/responses-events.ts).
+  const serverCodes = ['upstream_error', 'service_unavailable', 'server_error'];
+  const failed = events.find(
+    (e) => e?.type === 'error' && (e.status ?? (e.code && !serverCodes.includes(e.code) ? 400 : 500)) >= 500,
+  );
   return failed ? `the stream ended with ${JSON.stringify(failed)}` : null;
 }
 
@@ -81,11 +99,11 @@ export function errorProblems(route: FuzzRoute, answer: Answer): string[] {
   }
   const shape = errorShape(route, body);
   if (shape) return [`wrong error shape for ${route.family} endpoints: ${shape}`];
-  if (
-    answer.status === 401 &&
-    route.family === 'foundation4' &&
-    (body as { detail: string }).detail !== 'Invalid API key'
-  )
+  const message =
+    route.family === 'openai'
+      ? (body as { error: { message: string } }).error.message
+      : (body as { detail?: string }).detail;
+  if (answer.status === 401 && route.family !== 'api' && message !== 'Invalid API key')
     return ['a 401 that does not say "Invalid API key"'];
   return [];
 }

@@ -45,7 +45,8 @@ export function routesOf(doc: any): FuzzRoute[] {
         method: method.toUpperCase() as FuzzRoute['method'],
         path,
         auth: !(Array.isArray(op.security) && op.security.length === 0),
-        family: path.startsWith('/api/') ? 'api' : 'foundation4',
+        family: path.startsWith('/api/') ? 'api' : path.startsWith('/v1/') ? 'openai' : 'foundation4',
+        ...(path.startsWith('/v1/') ? { bearer: true } : {}),
         ...(op.requestBody ? { body: op.requestBody.content['application/json'].schema } : {}),
         ...(isList ? { listFields: Object.keys(item?.properties ?? { id: 1, name: 1, created_at: 1 }) } : {}),
       });
@@ -166,6 +167,8 @@ export async function createFixtures(
   pools.set('versions', ['1', '2']);
   const traceId = traced.headers.get('x-foundation4ai-tracing-id');
   pools.set('tracing', traceId ? [traceId] : []);
+  // The OpenAI-compatible routes name agent executions as responses (issue 28).
+  pools.set('responses', await ids('executions'));
   for (const values of pools.values()) for (const v of values) ctx.existing.add(v.toLowerCase());
   ctx.schema.uuids = [...ctx.existing].filter((v) => v.includes('-'));
   ctx.headerIds.pipeline = [pipeline.id];
@@ -209,6 +212,22 @@ export async function createFixtures(
       [execute, { ...execute, stream: 'sse', filters: { context: { year: { $gte: 2000 } } } }],
     ],
     ['POST /agents/{id}/search', [execute]],
+    [
+      'POST /v1/responses',
+      [
+        {
+          prompt: { id: agent.id, variables: { question: 'What retries?' } },
+          model: llm.id,
+          metadata: { pipeline: pipeline.id, classification: 'public' },
+        },
+        {
+          prompt: { id: 'fuzz-agent', variables: { question: { type: 'input_text', text: 'Why?' } } },
+          model: 'fuzz-llm',
+          metadata: { pipeline: 'fuzz-pipeline', classification: '["public"]', filters: '{"context": {}}' },
+          stream: true,
+        },
+      ],
+    ],
     ['POST /temporal-codec/encode', [encoded]],
     ['POST /temporal-codec/decode', [encoded]],
     ...Object.entries(library.seeds),

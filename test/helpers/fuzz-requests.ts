@@ -23,9 +23,12 @@ export interface FuzzRoute {
   body?: object;
   /** Scalar fields of the listed object, for list routes (SPEC §1 list conventions). */
   listFields?: string[];
-  /** Error shape family: foundation4 `{detail}` or seed 002 `/api/...` `{success: false, error}`. */
-  family: 'foundation4' | 'api';
-  /** The codec server authenticates with `Authorization: Bearer <id>.<secret>` (DX-6). */
+  /**
+   * Error shape family: foundation4 `{detail}`, seed 002 `/api/...` `{success: false, error}`, or
+   * the OpenAI-compatible `/v1/...` `{error: {message, type, param, code}}` (issue 28).
+   */
+  family: 'foundation4' | 'api' | 'openai';
+  /** Sent `Authorization: Bearer <id>.<secret>`: the codec server (DX-6), the `/v1/...` routes. */
   bearer?: boolean;
 }
 
