@@ -3,7 +3,7 @@ import { shutdownTelemetry, startTelemetry } from '../infra/telemetry';
 // Tracing (when OTEL_* asks for it) must start before express, pg and http load.
 if (require.main === module) startTelemetry('agentry-api');
 import type { Client } from '@temporalio/client';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { loadConfig, requireProductionSettings } from '../infra/config';
 import { createLogger } from '../infra/logger';
 import { checkNamespace, connectTemporal } from '../infra/temporal-connection';
@@ -14,6 +14,16 @@ import { createApp } from './app';
 import { createApiMetrics } from './metrics';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * Idle keep-alive connections (issue 24): clients are told 5 s (`Keep-Alive: timeout=5`, what Node
+ * says by default), the server closes one after 65 s. A request written on a connection the server
+ * has just closed gets no status at all (the client reads "other side closed"), so closing an idle
+ * connection must be the client's doing: with Node's own timeout (5 s, 6 s in effect) clients
+ * whose process had stalled for a few seconds sent requests on connections the API had closed
+ * meanwhile (docs/decisions.md). 65 s also outlasts the 60 s idle timeout of common proxies.
+ */
+const KEEP_ALIVE_HINT_S = 5;
+const IDLE_CONNECTION_MS = 65_000;
 
 export interface ApiOptions {
   extraMetrics?: () => Promise<string>;
@@ -43,8 +53,12 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
     ...(options.extraMetrics ? { extraMetrics: options.extraMetrics } : {}),
     ...(options.eagerStart ? { eagerStart: true } : {}),
   });
+  const server = createServer({ keepAliveTimeout: IDLE_CONNECTION_MS }, (req, res) => {
+    if (res.shouldKeepAlive) res.setHeader('Keep-Alive', `timeout=${KEEP_ALIVE_HINT_S}`);
+    app(req, res);
+  });
   return new Promise((resolve, reject) => {
-    const server = app.listen(config.port, config.host, () => resolve(server));
+    server.listen(config.port, config.host, () => resolve(server));
     server.once('error', reject);
   });
 }

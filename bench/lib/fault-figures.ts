@@ -26,4 +26,8 @@ export interface LoadFigures {
   resets: number;
   reattachments: number;
   post_retries: number;
+  /** Requests that ended without an HTTP status (a connection closed or refused). */
+  unanswered: number;
+  /** Client connections the API closed while the clients ran (the rest the clients closed). */
+  connections_closed_by_api: number;
 }

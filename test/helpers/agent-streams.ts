@@ -125,14 +125,14 @@ export function readNdjson(res: Response): Pick<LiveStream, 'events' | 'arrivals
 
 /**
  * POST /agents/{id}/execute (NDJSON), returning as soon as the status is decided; `body` is the
- * text of a response that is not 200.
+ * text of a response that is not 200, `headers` the response's.
  */
 export async function executeAgent(
   admin: Api,
   agent: SeededAgent,
   headers: Record<string, string> = {},
   question = 'How do I rotate the credentials?',
-): Promise<LiveStream & { body: string }> {
+): Promise<LiveStream & { body: string; headers: Headers }> {
   const res = await fetch(`${admin.baseUrl}/agents/${agent.agentId}/execute`, {
     method: 'POST',
     headers: admin.headers({
@@ -149,9 +149,10 @@ export async function executeAgent(
   const executionId = res.headers.get('x-agentry-execution-id') ?? '';
   if (res.status !== 200) {
     const body = await res.text();
-    return { status: res.status, executionId, events: [], arrivals: [], ended: Promise.resolve(), body };
+    const ended = Promise.resolve();
+    return { status: res.status, executionId, events: [], arrivals: [], ended, body, headers: res.headers };
   }
-  return { status: res.status, executionId, ...readNdjson(res), body: '' };
+  return { status: res.status, executionId, ...readNdjson(res), body: '', headers: res.headers };
 }
 
 export const deltaCount = (events: any[]): number => events.filter((e) => e.type === 'delta').length;

@@ -11,10 +11,18 @@ import os from 'node:os';
 import { Client as PgClient } from 'pg';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { scriptedAnswer, seedAgent, type SeededAgent } from '../helpers/agent-streams';
-import { startProcessStack, type Child, type ProcessStack } from '../helpers/processes';
+import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import type { LoadFigures } from '../../bench/lib/fault-figures';
-import { connectionsTo, PrivateRedis, PrivateTemporal } from './support';
-import { checkLoadRun, reportFigures, runUnderLoad, type FaultReport } from './under-load';
+import { PrivateRedis, PrivateTemporal } from './support';
+import {
+  checkLoadRun,
+  isLive,
+  killWorker,
+  PRODUCT_TIMEOUTS,
+  reportFigures,
+  runUnderLoad,
+  type FaultReport,
+} from './under-load';
 
 const MODEL = 'load-fault-gpt';
 const ANSWER = scriptedAnswer(20);
@@ -34,17 +42,10 @@ let agent: SeededAgent;
 beforeAll(async () => {
   fake = await startFakeModelServer();
   [redis, temporal] = await Promise.all([PrivateRedis.start(), PrivateTemporal.start()]);
-  // The product's defaults (infra/config.ts) where the test environment shortens them.
   stack = await startProcessStack({
     REDIS_URL: redis.url,
     TEMPORAL_ADDRESS: temporal.address,
-    AGENTRY_DB_POOL_MAX: '10',
-    AGENTRY_LLM_HEARTBEAT_TIMEOUT_MS: '20000',
-    AGENTRY_LLM_NO_PROGRESS_MS: '120000',
-    AGENTRY_LLM_START_TO_CLOSE_MS: '600000',
-    AGENTRY_LLM_RETRY_INITIAL_MS: '1000',
-    AGENTRY_LLM_RETRY_MAX_INTERVAL_MS: '30000',
-    AGENTRY_BOOKKEEPING_RETRY_INITIAL_MS: '200',
+    ...PRODUCT_TIMEOUTS,
   });
   agent = await seedAgent(stack.admin, fake, { model: MODEL });
 }, 120_000);
@@ -57,9 +58,6 @@ afterAll(async () => {
 
 beforeEach(() => fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 }));
 afterEach(() => fake.requests.splice(0));
-
-const isLive = (child: Child): boolean =>
-  child.process.exitCode === null && child.process.signalCode === null;
 
 /** 32 clients under `fault`; the checks every fault must pass; the figures reported. */
 async function underFault(scenario: string, fault: () => Promise<FaultReport | void>): Promise<LoadFigures> {
@@ -111,19 +109,6 @@ async function dropDatabaseConnections(): Promise<void> {
   }
 }
 
-/**
- * SIGKILLs `worker`. It is stopped first (SIGSTOP: it sends nothing more), so that the connections
- * to the model server read meanwhile name every request it ever sent that is still connected.
- */
-async function killWorker(worker: Child): Promise<FaultReport> {
-  const pid = worker.process.pid!;
-  const stoppedAt = Date.now();
-  process.kill(pid, 'SIGSTOP');
-  const senders = connectionsTo(fake.port);
-  await worker.kill('SIGKILL');
-  return { killed: { pid, stoppedAt, exitedAt: Date.now(), senders } };
-}
-
 describe('reliability: faults while 32 streams run', () => {
   it('§9.5/LLM-3: the CPU saturated by competing processes for 10 s: no heartbeat is missed, no attempt retried (0 extra model calls), every client gets the full answer once', async () => {
     const figures = await underFault('CPU saturated for 10 s', () => saturateCpu(CPU_SATURATION_MS));
@@ -158,7 +143,7 @@ describe('reliability: faults while 32 streams run', () => {
   it('LLM-3/§9.5: the only worker SIGKILLed under load and restarted: each attempt it ran is retried once after the heartbeat timeout; clients see reset, then the full answer once; model calls = executions + died attempts', async () => {
     const worker = stack.workers.find(isLive)!;
     const figures = await underFault('the only worker SIGKILLed and restarted', async () => {
-      const report = await killWorker(worker);
+      const report = await killWorker(worker, fake);
       await stack.startWorker();
       return report;
     });
@@ -168,7 +153,7 @@ describe('reliability: faults while 32 streams run', () => {
   it('LLM-3/§9.5: one of two workers SIGKILLed under load: only the attempts it ran are retried, on the survivor; the survivor’s streams are not paid twice', async () => {
     if (stack.workers.filter(isLive).length < 2) await stack.startWorker();
     const [victim] = stack.workers.filter(isLive);
-    const figures = await underFault('one of two workers SIGKILLed', () => killWorker(victim!));
+    const figures = await underFault('one of two workers SIGKILLed', () => killWorker(victim!, fake));
     expect(figures.died_attempts).toBeGreaterThan(0);
   }, 240_000);
 });

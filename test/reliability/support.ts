@@ -450,11 +450,16 @@ export class PrivateTemporal {
     this.pid = undefined;
   }
 
-  /** SIGKILL (a crash), then, `downMs` later, a new dev server on the same port and database file. */
-  async restart(downMs = 0): Promise<void> {
+  /**
+   * SIGKILL (a crash), then, `downMs` later, a new dev server on the same port and database file;
+   * `starting` runs as soon as it is launched, while it starts.
+   */
+  async restart(downMs = 0, starting?: () => void): Promise<void> {
     await this.kill('SIGKILL');
     await sleep(downMs);
-    await this.launch();
+    const launched = this.launch();
+    starting?.();
+    await launched;
   }
 
   async stop(): Promise<void> {

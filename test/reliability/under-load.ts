@@ -5,10 +5,13 @@
 // (Last-Event-ID). Every question carries a token, so the model requests the fake received can be
 // told apart per execution.
 import { randomBytes } from 'node:crypto';
+import { channel } from 'node:diagnostics_channel';
 import { appendFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import type { FakeModelServer, RecordedRequest } from '../fakes/fake-model-server';
+import type { Child } from '../helpers/processes';
 import {
   executeAgent,
   expectCleanAnswer,
@@ -20,7 +23,18 @@ import type { Api } from '../helpers/http';
 import { sleep, until } from '../helpers/wait';
 import type { LoadFigures } from '../../bench/lib/fault-figures';
 import { percentile } from '../../bench/lib/report';
-import { runsIn } from './support';
+import { connectionsTo, runsIn } from './support';
+
+/** The product's defaults (infra/config.ts) where the test environment shortens them. */
+export const PRODUCT_TIMEOUTS: Record<string, string> = {
+  AGENTRY_DB_POOL_MAX: '10',
+  AGENTRY_LLM_HEARTBEAT_TIMEOUT_MS: '20000',
+  AGENTRY_LLM_NO_PROGRESS_MS: '120000',
+  AGENTRY_LLM_START_TO_CLOSE_MS: '600000',
+  AGENTRY_LLM_RETRY_INITIAL_MS: '1000',
+  AGENTRY_LLM_RETRY_MAX_INTERVAL_MS: '30000',
+  AGENTRY_BOOKKEEPING_RETRY_INITIAL_MS: '200',
+};
 
 /** How long a client keeps repeating a POST or a re-attachment that cannot get through. */
 const RETRY_FOR_MS = 90_000;
@@ -37,7 +51,33 @@ export interface ClientRun {
   /** Repeated POSTs (the API unreachable or 503) and re-attachments after a cut-off stream. */
   postRetries: number;
   reattachments: number;
+  /** Requests that ended without an HTTP status (the connection closed or refused). */
+  unanswered: Unanswered[];
   error?: string;
+}
+
+/** A request that got no status: when it was sent, and what the client read instead. */
+export interface Unanswered {
+  sentAt: number;
+  failedAt: number;
+  what: 'POST' | 're-attach';
+  /** undici's error code (UND_ERR_SOCKET: the server closed the connection; ECONNREFUSED). */
+  code: string;
+  /** The client's port of the connection, to find it in the server's logs. */
+  localPort?: number;
+}
+
+/** What a fetch that got no status failed with: undici's cause and the socket it used. */
+function unanswered(what: Unanswered['what'], sentAt: number, err: unknown): Unanswered {
+  const cause = (err as { cause?: { code?: string; message?: string; socket?: { localPort?: number } } })
+    .cause;
+  return {
+    sentAt,
+    failedAt: Date.now(),
+    what,
+    code: cause?.code ?? cause?.message ?? String(err),
+    ...(cause?.socket?.localPort !== undefined ? { localPort: cause.socket.localPort } : {}),
+  };
 }
 
 /**
@@ -61,21 +101,88 @@ export interface LoadRun {
   faultAt: number;
   faultEndedAt: number;
   report: FaultReport;
+  /**
+   * When the API closed one of the clients' connections (the client read its FIN) during the run,
+   * with the client's port. A connection the clients closed themselves is not listed.
+   */
+  closedByApi: Array<{ at: number; localPort: number | undefined }>;
+}
+
+/**
+ * Records the connections of this process's fetch (undici) that the other side closes while
+ * `recording()` is true; `stop` unsubscribes.
+ */
+function watchServerCloses(recording: () => boolean): {
+  closed: LoadRun['closedByApi'];
+  stop: () => void;
+} {
+  const closed: LoadRun['closedByApi'] = [];
+  const connected = channel('undici:client:connected');
+  const onConnected = (message: unknown): void => {
+    const { socket } = message as { socket: Socket };
+    const localPort = socket.localPort;
+    socket.once('end', () => {
+      if (recording()) closed.push({ at: Date.now(), localPort });
+    });
+  };
+  connected.subscribe(onConnected);
+  return { closed, stop: () => connected.unsubscribe(onConnected) };
 }
 
 const isTerminal = (event: any): boolean => event?.type === 'done' || event?.type === 'error';
 
-/** One execution to its terminal event, through whatever the fault does to the connection. */
-async function executeThrough(api: Api, agent: SeededAgent, run: ClientRun): Promise<void> {
+export const isLive = (child: Child): boolean =>
+  child.process.exitCode === null && child.process.signalCode === null;
+
+/**
+ * SIGKILLs `worker`. It is stopped first (SIGSTOP: it sends nothing more), so that the connections
+ * to the model server read meanwhile name every request it ever sent that is still connected.
+ */
+export async function killWorker(worker: Child, fake: FakeModelServer): Promise<FaultReport> {
+  const pid = worker.process.pid!;
+  const stoppedAt = Date.now();
+  process.kill(pid, 'SIGSTOP');
+  const senders = connectionsTo(fake.port);
+  await worker.kill('SIGKILL');
+  return { killed: { pid, stoppedAt, exitedAt: Date.now(), senders } };
+}
+
+/**
+ * Blocks this process (the clients) for `ms`: a client whose event loop stalls (a synchronous
+ * call, a GC pause) reads nothing meanwhile, not even the API closing one of its idle keep-alive
+ * connections, which it may then reuse for its next request.
+ */
+export function stallClients(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** A 503's Retry-After in ms (RETRY_PAUSE_MS when the API could not be reached). */
+function retryAfterMs(posted: { headers: Headers } | undefined): number {
+  const seconds = Number(posted?.headers.get('retry-after'));
+  return posted && Number.isFinite(seconds) ? seconds * 1000 : RETRY_PAUSE_MS;
+}
+
+/**
+ * One execution to its terminal event, through whatever the fault does to the connection. With
+ * `honourRetryAfter`, a POST answered 503 is repeated after the response's Retry-After, in one
+ * wait, as HTTP clients that honour it do; otherwise after RETRY_PAUSE_MS.
+ */
+async function executeThrough(
+  api: Api,
+  agent: SeededAgent,
+  run: ClientRun,
+  honourRetryAfter: boolean,
+): Promise<void> {
   const question = `How do I rotate the credentials? [${run.token}]`;
   const deadline = Date.now() + RETRY_FOR_MS;
-  const retry = async (what: string): Promise<void> => {
+  const retry = async (what: string, pauseMs = RETRY_PAUSE_MS): Promise<void> => {
     if (Date.now() > deadline) throw new Error(`${what} did not get through in ${RETRY_FOR_MS} ms`);
-    await sleep(RETRY_PAUSE_MS);
+    await sleep(pauseMs);
   };
   for (;;) {
+    const sentAt = Date.now();
     const posted = await executeAgent(api, agent, { 'Idempotency-Key': `load-${run.token}` }, question).catch(
-      () => undefined,
+      (err: unknown) => void run.unanswered.push(unanswered('POST', sentAt, err)),
     );
     if (posted?.status === 200) {
       run.executionId = posted.executionId;
@@ -84,14 +191,15 @@ async function executeThrough(api: Api, agent: SeededAgent, run: ClientRun): Pro
     }
     if (posted && posted.status !== 503) throw new Error(`POST answered ${posted.status}: ${posted.body}`);
     run.postRetries++;
-    await retry('the POST');
+    await retry('the POST', honourRetryAfter ? retryAfterMs(posted) : RETRY_PAUSE_MS);
   }
   while (!isTerminal(run.events.at(-1))) {
     run.reattachments++;
     const last = run.events.at(-1)?.seq as number | undefined;
+    const sentAt = Date.now();
     const res = await fetch(`${api.baseUrl}/executions/${run.executionId}/stream`, {
       headers: api.headers(last === undefined ? {} : { 'last-event-id': String(last) }),
-    }).catch(() => undefined);
+    }).catch((err: unknown) => void run.unanswered.push(unanswered('re-attach', sentAt, err)));
     if (res?.status === 200) {
       const stream = readNdjson(res);
       await collect(run, stream.events, stream.arrivals, stream.ended);
@@ -127,6 +235,8 @@ export async function runUnderLoad(opts: {
   warmUpMs: number;
   afterMs: number;
   fault: () => Promise<FaultReport | void>;
+  /** Clients wait a 503's Retry-After before repeating the POST (see `executeThrough`). */
+  honourRetryAfter?: boolean;
 }): Promise<LoadRun> {
   const nonce = randomBytes(3).toString('hex');
   const runs: ClientRun[] = [];
@@ -142,13 +252,16 @@ export async function runUnderLoad(opts: {
         arrivals: [],
         postRetries: 0,
         reattachments: 0,
+        unanswered: [],
       };
       runs.push(run);
-      await executeThrough(opts.api, opts.agent, run).catch((err: Error) => {
+      await executeThrough(opts.api, opts.agent, run, opts.honourRetryAfter ?? false).catch((err: Error) => {
         run.error = err.message;
       });
     }
   };
+  let running = true;
+  const serverCloses = watchServerCloses(() => running);
   const clients = Array.from({ length: opts.clients }, (_, c) => client(c));
   await sleep(opts.warmUpMs);
   const faultAt = Date.now();
@@ -163,8 +276,10 @@ export async function runUnderLoad(opts: {
   await sleep(opts.afterMs);
   stopping = true;
   await Promise.all(clients);
+  running = false;
+  serverCloses.stop();
   if (faultError !== undefined) throw faultError;
-  return { runs, faultAt, faultEndedAt, report };
+  return { runs, faultAt, faultEndedAt, report, closedByApi: serverCloses.closed };
 }
 
 // ---- what the runs prove --------------------------------------------------------------------------
@@ -331,6 +446,8 @@ export async function checkLoadRun(
     resets: runs.reduce((sum, r) => sum + resets(r.events).length, 0),
     reattachments: runs.reduce((sum, r) => sum + r.reattachments, 0),
     post_retries: runs.reduce((sum, r) => sum + r.postRetries, 0),
+    unanswered: runs.reduce((sum, r) => sum + r.unanswered.length, 0),
+    connections_closed_by_api: load.closedByApi.length,
   };
 }
 
