@@ -14,6 +14,7 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import { Gauge, Registry } from 'prom-client';
 import { createActivities } from './activities';
 import { heartbeatEveryMs } from './activities/model-attempt';
+import { ExecutionScratch } from './activities/execution-scratch';
 import { RunningStreams } from './activities/running-streams';
 import { activityMetricsInterceptor, createWorkerMetrics } from './infra/activity-metrics';
 import {
@@ -50,6 +51,7 @@ export async function startWorker(
     defaultLlmId: config.defaultLlmId,
     runningStreams: streams,
     relayBatchMs: config.relayBatchMs,
+    scratch: new ExecutionScratch(),
   });
   // Before the worker exists: a refused schedule then leaves no worker behind.
   await ensureRetentionSchedule(await connectTemporalClient(rt, connection), {

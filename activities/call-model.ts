@@ -13,6 +13,7 @@ import { closingEvents, type RelayEvent } from '../domain/stream-events';
 import { ModelClients } from '../infra/model-clients';
 import { RELAY_START, type Relay } from '../infra/relay';
 import { FailureType, type CallModelInput, type CallModelResult, type Usage } from '../workflows/contracts';
+import type { ExecutionScratch } from './execution-scratch';
 import { ModelAttempt } from './model-attempt';
 import { streamAnswer } from './model-stream';
 import type { RunningStreams } from './running-streams';
@@ -28,6 +29,8 @@ export interface CallModelDeps {
   runningStreams: RunningStreams;
   /** Deltas within this many ms of the last published one go out as one relay event. */
   relayBatchMs: number;
+  /** The rendered messages of an execution whose render ran in this process. */
+  scratch: ExecutionScratch;
 }
 
 /** The stored answer of an execution. */
@@ -62,18 +65,23 @@ export function createCallModel(deps: CallModelDeps) {
     const ctx = Context.current();
     const attempt = ctx.info.attempt + (input.attemptOffset ?? 0);
     const answerId = answerPayloadId(input.executionId);
-    // Every read before the model call at once: one round trip's wait instead of four.
+    // Every read before the model call at once (one round trip's wait), and only what is not at
+    // hand: a first attempt has no earlier one that could have stored the answer, the LLM comes
+    // from an in-process copy, and the rendered messages from this process's render.
+    const rendered = deps.scratch.takeRendered(input.executionId, input.requestPayloadId);
     const [stored, extra, llm, request] = await throughDatabase(
       'read the request',
       ctx.cancellationSignal,
       () =>
         Promise.all([
-          deps.executions.getPayload<StoredAnswer>(answerId),
+          ctx.info.attempt > 1 ? deps.executions.getPayload<StoredAnswer>(answerId) : null,
           input.doneExtraPayloadId
             ? deps.executions.getPayload<Record<string, unknown>>(input.doneExtraPayloadId)
             : null,
           deps.llms.getForCall(input.llmId),
-          deps.executions.getPayload<ModelRequestContent>(input.requestPayloadId),
+          rendered
+            ? { messages: rendered }
+            : deps.executions.getPayload<ModelRequestContent>(input.requestPayloadId),
         ]),
     );
     /**
@@ -120,14 +128,8 @@ export function createCallModel(deps: CallModelDeps) {
         );
         if (answer) return await answeredBefore(answer);
       }
-      // The attempt is recorded while the model is asked, not before: it is awaited before the
-      // answer counts, so a record that cannot be written still fails (and retries) the attempt.
-      const attemptRecorded = throughDatabase('store the attempt number', run.stop.signal, () =>
-        deps.executions.recordAttempt(input.executionId, attempt),
-      );
-      attemptRecorded.catch(() => undefined);
       const answer = await streamAnswer({
-        client: clients.get(llm.endpoint, llm.apiKey),
+        client: clients.of(llm),
         model: llm.model,
         messages: request.messages,
         ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
@@ -137,9 +139,9 @@ export function createCallModel(deps: CallModelDeps) {
         stop: run.stop.signal,
         publish: (event) => publish(input.executionId, event),
       });
-      await attemptRecorded;
+      // The answer and the attempt that gave it, in one statement.
       await throughDatabase('store the answer', run.stop.signal, () =>
-        deps.executions.putPayload(answerId, input.executionId, 'answer', answer),
+        deps.executions.putPayload(answerId, input.executionId, 'answer', answer, { attempt }),
       );
       await publish(input.executionId, {
         type: 'done',
@@ -149,6 +151,9 @@ export function createCallModel(deps: CallModelDeps) {
       });
       return { answerPayloadId: answerId, usage: answer.usage, attempt };
     } catch (err) {
+      // The record counts the attempts the model was asked in (DX-1); a successful one is counted
+      // with its answer.
+      await deps.executions.recordAttempt(input.executionId, attempt).catch(() => undefined);
       if (err instanceof CancelledFailure && run.cause === 'notice') await run.cancelledByTemporal();
       throw err;
     } finally {

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { EmbeddingModel, EmbeddingModelStore } from '../db/embedding-model-store';
+import type { Embedder } from '../infra/embedders';
 import { embedderFor } from './model-embedder';
 
 const KEEP_MS = 60_000;
@@ -14,13 +15,26 @@ const MAX_TEXTS = 10_000;
 
 export type EmbedQuery = (model: EmbeddingModel, text: string) => Promise<number[]>;
 
-/** A search text's vector from the model's embedder. */
-export const embedWith =
-  (deps: { embeddingModels: EmbeddingModelStore }): EmbedQuery =>
-  async (model, text) => {
-    const [vector] = await (await embedderFor(deps, model)).embed([text]);
+/** Embedders kept, one per model (models are few and never change how they embed). */
+const EMBEDDERS_KEPT = 256;
+
+/**
+ * A search text's vector from the model's embedder, built once per model (an OpenAI-compatible
+ * one reads and decrypts its API key to be built) and kept.
+ */
+export function embedWith(deps: { embeddingModels: EmbeddingModelStore }): EmbedQuery {
+  const embedders = new LRUCache<string, Promise<Embedder>>({ max: EMBEDDERS_KEPT });
+  return async (model, text) => {
+    let embedder = embedders.get(model.id);
+    if (!embedder) {
+      embedder = embedderFor(deps, model);
+      embedders.set(model.id, embedder);
+      embedder.catch(() => embedders.delete(model.id));
+    }
+    const [vector] = await (await embedder).embed([text]);
     return vector!;
   };
+}
 
 export class QueryEmbeddings {
   private readonly vectors: LRUCache<string, Promise<number[]>>;

@@ -15,6 +15,7 @@ import type { ChatMessage } from '../domain/llm-request';
 import { FailureType, type RenderInput } from '../workflows/contracts';
 import type { ModelRequestContent } from './call-model';
 import { slotAnswers, type StoredPlan } from './prompt-plan';
+import type { ExecutionScratch } from './execution-scratch';
 import { checkRenderedSize } from './rendered-limit';
 import type { Limits } from '../domain/limits';
 import type { AgentRequestContent } from './retrieve-fragments';
@@ -24,6 +25,8 @@ export interface RenderDeps {
   executions: ExecutionStore;
   fragments: FragmentStore;
   limits: Pick<Limits, 'renderedPromptBytes'>;
+  /** The request and fragment texts of the steps before, the messages for the model call. */
+  scratch: ExecutionScratch;
 }
 
 const RENDERED_NAMESPACE = 'c2a4a1d8-7c5e-4e0b-9a57-1d3f6b0e8f42';
@@ -41,13 +44,18 @@ export function createRenderPrompt(deps: RenderDeps) {
   return async function renderPrompt(input: RenderInput): Promise<{ renderedPayloadId: string }> {
     const [version, request] = await Promise.all([
       deps.agents.getVersion(input.agentId, input.agentVersion),
-      deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
+      deps.scratch.request(input.executionId, () =>
+        deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
+      ),
     ]);
     if (!version || !request) throw gone();
     const inserted = new Map<string, string>(Object.entries(request.values));
     const retrieved = await Promise.all(
       Object.entries(input.retrievals).map(async ([name, refs]) => {
-        const fragments = await deps.fragments.byIds(refs.map((r) => r.id));
+        const ids = refs.map((r) => r.id);
+        // This process's retrieval found them (the usual case); else they are read by id.
+        const fragments =
+          deps.scratch.retrieved(input.executionId, name, ids) ?? (await deps.fragments.byIds(ids));
         return [name, fragments.map((f) => f.page_content).join('\n')] as const;
       }),
     );
@@ -92,13 +100,12 @@ export function createRenderPrompt(deps: RenderDeps) {
     // PV-6: the record keeps the instant and the names of the variables resolved, no text.
     const id = renderedPayloadId(input.executionId);
     const content: ModelRequestContent = { messages };
-    await Promise.all([
-      deps.executions.recordDetails(input.executionId, {
-        variables_instant: new Date(input.nowMs),
-        variables_resolved: [...new Set([...vars.resolvedNames(), ...(plan?.variablesResolved ?? [])])],
-      }),
-      deps.executions.putPayload(id, input.executionId, 'rendered', content),
-    ]);
+    // The rendered messages and the record's details in one statement.
+    await deps.executions.putPayload(id, input.executionId, 'rendered', content, {
+      variables_instant: new Date(input.nowMs),
+      variables_resolved: [...new Set([...vars.resolvedNames(), ...(plan?.variablesResolved ?? [])])],
+    });
+    deps.scratch.keepRendered(input.executionId, id, messages);
     return { renderedPayloadId: id };
   };
 }

@@ -5,6 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentStore } from '../db/agent-store';
 import type { EmbeddingModel } from '../db/embedding-model-store';
+import type { EmbeddingModelLookup } from '../db/embedding-model-lookup';
 import type { ExecutionStore } from '../db/execution-store';
 import type { Pipeline, PipelineStore } from '../db/pipeline-store';
 import type { Placeholder } from '../domain/agent-definition';
@@ -13,6 +14,7 @@ import { parseFilter } from '../domain/filter-parser';
 import type { Limits } from '../domain/limits';
 import { EmbeddingError } from '../infra/embedders';
 import { FailureType, type FragmentRef, type RetrieveInput } from '../workflows/contracts';
+import type { ExecutionScratch } from './execution-scratch';
 import { embedWith, QueryEmbeddings } from './query-embeddings';
 import { searchFragments, type ScoredFragment, type SearchDeps } from './search-fragments';
 
@@ -31,7 +33,10 @@ export interface FilteredSearchDeps extends SearchDeps {
 export interface RetrievalDeps extends FilteredSearchDeps {
   agents: AgentStore;
   pipelines: PipelineStore;
+  embeddingModelLookup: EmbeddingModelLookup;
   executions: ExecutionStore;
+  /** What the execution's next steps take from this one (activities/execution-scratch.ts). */
+  scratch: ExecutionScratch;
 }
 
 type RetrievalPlaceholder = Extract<Placeholder, { type: 'similarity' | 'mmr' }>;
@@ -70,23 +75,34 @@ const missing = (what: string): ApplicationFailure =>
 
 export function createRetrieveFragments(deps: RetrievalDeps) {
   const queries = new QueryEmbeddings(embedWith(deps));
+  const { embeddingModels, fragments, limits } = deps;
   return async function retrieveFragments(input: RetrieveInput): Promise<FragmentRef[]> {
+    // The version, pipeline and model from in-process copies; the request once per execution.
     const [version, pipeline, request] = await Promise.all([
       deps.agents.getVersion(input.agentId, input.agentVersion),
-      deps.pipelines.get(input.pipelineId),
-      deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
+      deps.pipelines.getCached(input.pipelineId),
+      deps.scratch.request(input.executionId, () =>
+        deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
+      ),
     ]);
     if (!version) throw missing('The agent');
     if (!pipeline) throw missing('The pipeline');
     if (!request) throw missing('The execution content');
     const placeholder = version.placeholders.find((p) => p.name === input.placeholder);
     if (!placeholder || !isRetrieval(placeholder)) throw missing(`Placeholder ${input.placeholder}`);
-    const model = await deps.embeddingModels.get(pipeline.embedding_model_id);
+    const model = await deps.embeddingModelLookup.get(pipeline.embedding_model_id);
     if (!model) throw missing('The embedding model');
     try {
-      const search = { ...deps, embedQuery: queries.forExecution(input.executionId) };
-      const fragments = await retrieveForPlaceholder(search, pipeline, model, placeholder, request);
-      return fragments.map((f) => ({ id: f.id, score: f.score }));
+      const search = {
+        embeddingModels,
+        fragments,
+        limits,
+        embedQuery: queries.forExecution(input.executionId),
+      };
+      const found = await retrieveForPlaceholder(search, pipeline, model, placeholder, request);
+      // Render inserts them (and the trace keeps them): handed over, not read and decrypted again.
+      deps.scratch.keepRetrieved(input.executionId, input.placeholder, found);
+      return found.map((f) => ({ id: f.id, score: f.score }));
     } catch (err) {
       if (!(err instanceof EmbeddingError)) throw err;
       const retryable = err.kind === 'retryable' || err.kind === 'unreachable';

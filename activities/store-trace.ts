@@ -7,6 +7,7 @@ import type { FragmentStore } from '../db/fragment-store';
 import type { TraceStore } from '../infra/trace-store';
 import { FailureType, type StoreTraceInput } from '../workflows/contracts';
 import type { ModelRequestContent } from './call-model';
+import type { ExecutionScratch } from './execution-scratch';
 import type { AgentRequestContent } from './retrieve-fragments';
 
 export interface TraceDeps {
@@ -14,13 +15,18 @@ export interface TraceDeps {
   fragments: FragmentStore;
   traces: TraceStore;
   traceTtlSeconds: number;
+  /** The request, fragments and messages of the steps before, when they ran in this process. */
+  scratch: ExecutionScratch;
 }
 
 export function createStoreTrace(deps: TraceDeps) {
   return async function storeTrace(input: StoreTraceInput): Promise<void> {
+    const messages = deps.scratch.rendered(input.executionId, input.renderedPayloadId);
     const [request, rendered] = await Promise.all([
-      deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
-      deps.executions.getPayload<ModelRequestContent>(input.renderedPayloadId),
+      deps.scratch.request(input.executionId, () =>
+        deps.executions.getPayload<AgentRequestContent>(input.requestPayloadId),
+      ),
+      messages ? { messages } : deps.executions.getPayload<ModelRequestContent>(input.renderedPayloadId),
     ]);
     if (!request || !rendered) {
       // The API announces the trace id on success: never pretend a trace was stored.
@@ -32,9 +38,22 @@ export function createStoreTrace(deps: TraceDeps) {
     }
     const traces: Record<string, unknown[]> = {};
     for (const [name, refs] of Object.entries(input.retrievals)) {
-      const fragments = await deps.fragments.byIds(refs.map((r) => r.id));
+      const ids = refs.map((r) => r.id);
+      const fragments =
+        deps.scratch.retrieved(input.executionId, name, ids) ?? (await deps.fragments.byIds(ids));
       const scores = new Map(refs.map((r, i) => [r.id, { score: r.score, order_id: i }]));
-      traces[name] = fragments.map((f) => ({ ...f, ...scores.get(f.id) }));
+      traces[name] = fragments.map(
+        ({ id, classification, metadata, document_id, page_content, version, expired_at }) => ({
+          id,
+          classification,
+          metadata,
+          document_id,
+          page_content,
+          version,
+          expired_at,
+          ...scores.get(id),
+        }),
+      );
     }
     const trace = {
       traces,

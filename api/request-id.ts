@@ -16,6 +16,8 @@ export function requestContext(logger: Logger): RequestHandler {
     annotateRequest(req.requestId);
     req.log = logger.child({ requestId: req.requestId });
     const started = process.hrtime.bigint();
+    // Nothing is built for a line the level drops.
+    if (!logger.isLevelEnabled('info')) return next();
     res.on('close', () => {
       const route = req.route?.path ? `${req.baseUrl}${req.route.path as string}` : undefined;
       // A request that started or read an execution names it (SPEC §16), and its workflow.

@@ -88,11 +88,11 @@ async function named<T extends { id: string; ownerKeyId?: string | null }>(
   type: ObjectType,
   label: string,
   value: string,
-  store: { get(id: string): Promise<T | null>; idByName(name: string): Promise<string | null> },
+  store: { getCached(id: string): Promise<T | null>; idByName(name: string): Promise<string | null> },
 ): Promise<T> {
   const id = isUuid(value) ? value : await store.idByName(value);
   if (id === null) throw new NotFound(`${label} ${value} not found`);
-  return loadAuthorized(principal, 'execute', type, label, id, (key) => store.get(key));
+  return loadAuthorized(principal, 'execute', type, label, id, (key) => store.getCached(key));
 }
 
 /** `prompt.id` at `prompt.version` (omitted: the current one; AG-11 keeps every version). */

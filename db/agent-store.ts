@@ -4,6 +4,8 @@ import type { Knex } from 'knex';
 import type { AgentDefinition } from '../domain/agent-definition';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
+import { LRUCache } from 'lru-cache';
+import { LookupCache } from '../infra/lookup-cache';
 import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
 
@@ -58,12 +60,29 @@ function versionOf(agent: Agent): Omit<AgentVersion, 'created_at'> {
   return { name, description, prompt, placeholders, metadata, tools, version };
 }
 
+/** Versions kept in memory: a version never changes, so a copy is good until pushed out. */
+const VERSIONS_KEPT = 1000;
+
 export class AgentStore {
-  constructor(private readonly db: Knex) {}
+  private readonly versions = new LRUCache<string, Promise<AgentVersion | null>>({ max: VERSIONS_KEPT });
+
+  constructor(
+    private readonly db: Knex,
+    /** Copies for the execute path; this store's update and delete invalidate them. */
+    private readonly cache = new LookupCache<Agent | null>(),
+  ) {}
 
   async get(id: string): Promise<Agent | null> {
     const row = (await this.db('agents').where({ id }).first(SELECT)) as Row | undefined;
     return row ? toAgent(row) : null;
+  }
+
+  /**
+   * `get` from a copy at most LOOKUP_CACHE_TTL_MS old (a change through this store is seen at
+   * once; infra/lookup-cache.ts). The object is shared: callers must not modify it.
+   */
+  getCached(id: string): Promise<Agent | null> {
+    return this.cache.get(id, () => this.get(id));
   }
 
   /** The id of the agent named `name`, or null. */
@@ -130,10 +149,28 @@ export class AgentStore {
         await alsoWrite?.(trx);
         return updated;
       }),
-    );
+    ).finally(() => this.cache.invalidate(id));
   }
 
-  async getVersion(id: string, version: number): Promise<AgentVersion | null> {
+  /**
+   * A version as it was written (AG-11): read once, then kept, since a version never changes. The
+   * object is shared: callers must not modify it. Absent versions are not kept.
+   */
+  getVersion(id: string, version: number): Promise<AgentVersion | null> {
+    const key = `${id}:${version}`;
+    let held = this.versions.get(key);
+    if (!held) {
+      held = this.readVersion(id, version);
+      this.versions.set(key, held);
+      held.then(
+        (v) => v === null && this.versions.delete(key),
+        () => this.versions.delete(key),
+      );
+    }
+    return held;
+  }
+
+  private async readVersion(id: string, version: number): Promise<AgentVersion | null> {
     const row = await this.db('agent_versions')
       .where({ agent_id: id, version })
       .first('definition', 'created_at');
@@ -143,10 +180,12 @@ export class AgentStore {
   }
 
   async delete(id: string, alsoWrite?: (trx: Knex) => Promise<void>): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      await trx('agents').where({ id }).delete();
-      await alsoWrite?.(trx);
-    });
+    await this.db
+      .transaction(async (trx) => {
+        await trx('agents').where({ id }).delete();
+        await alsoWrite?.(trx);
+      })
+      .finally(() => this.cache.invalidate(id));
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Agent>> {

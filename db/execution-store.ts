@@ -58,6 +58,16 @@ export type NewExecution = Pick<ExecutionRecord, 'id' | 'kind' | 'api_key_id' | 
     >
   >;
 
+/** What an execution learnt while it ran, written to its record. */
+export interface ExecutionDetails {
+  llm_id?: string;
+  selected_provider?: string;
+  variables_instant?: Date;
+  variables_resolved?: string[];
+  /** The model attempt that ran (the record keeps the highest). */
+  attempt?: number;
+}
+
 export class ExecutionStore {
   constructor(
     private readonly db: Knex,
@@ -125,33 +135,37 @@ export class ExecutionStore {
   }
 
   async recordAttempt(id: string, attempt: number): Promise<void> {
-    await this.db('executions')
-      .where({ id })
-      .update({ attempts: this.db.raw('GREATEST(attempts, ?)', [attempt]) });
+    await this.detailsUpdate(id, { attempt });
   }
 
   /** What an execution learnt while it ran: the LLM that answered (PC-10/PC-11), its variables (PV-6). */
-  async recordDetails(
-    id: string,
-    details: {
-      llm_id?: string;
-      selected_provider?: string;
-      variables_instant?: Date;
-      variables_resolved?: string[];
-    },
-  ): Promise<void> {
-    const { variables_resolved, ...rest } = details;
-    await this.db('executions')
+  async recordDetails(id: string, details: ExecutionDetails): Promise<void> {
+    await this.detailsUpdate(id, details);
+  }
+
+  private detailsUpdate(id: string, details: ExecutionDetails) {
+    const { variables_resolved, attempt, ...rest } = details;
+    return this.db('executions')
       .where({ id })
       .update({
         ...rest,
         ...(variables_resolved ? { variables_resolved: JSON.stringify(variables_resolved) } : {}),
+        ...(attempt !== undefined ? { attempts: this.db.raw('GREATEST(attempts, ?)', [attempt]) } : {}),
       });
   }
 
-  /** Idempotent: a retried activity writes the same row. Starts the content retention clock. */
-  async putPayload(payloadId: string, executionId: string, kind: string, content: unknown): Promise<void> {
-    await this.db('execution_payloads')
+  /**
+   * Idempotent: a retried activity writes the same row. Starts the content retention clock.
+   * `details` go to the execution's record in the same statement (a data-modifying CTE).
+   */
+  async putPayload(
+    payloadId: string,
+    executionId: string,
+    kind: string,
+    content: unknown,
+    details?: ExecutionDetails,
+  ): Promise<void> {
+    const payload = this.db('execution_payloads')
       .insert({
         id: payloadId,
         execution_id: executionId,
@@ -161,6 +175,8 @@ export class ExecutionStore {
       })
       .onConflict(['execution_id', 'kind'])
       .merge(['cipher']);
+    if (!details) await payload;
+    else await this.db.raw('WITH record AS (?) ?', [this.detailsUpdate(executionId, details), payload]);
   }
 
   /** The content, or null once it has expired or was never stored. */

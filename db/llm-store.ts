@@ -1,5 +1,7 @@
 // Registered LLMs (SPEC §7). The API key is stored encrypted and only the model activity reads it.
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
+import { LookupCache } from '../infra/lookup-cache';
 import type { KeyRing } from '../infra/crypto';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { Principal } from '../domain/permissions';
@@ -48,11 +50,33 @@ export interface LlmPatch {
   apiKey?: string;
 }
 
+/** What a model call needs of an LLM, its API key decrypted. */
+export interface LlmConnection {
+  endpoint: string;
+  model: string;
+  apiKey: string;
+}
+
+/** Decrypted connections kept (LLMs are few). */
+const CONNECTIONS_KEPT = 256;
+
 export class LlmStore {
+  /** Copies for the execute path and the model call; this store's update and delete invalidate them. */
+  private readonly lookups: LookupCache<Llm | null>;
+  private readonly calls: LookupCache<LlmConnection | null>;
+  /** The decrypted connection of each LLM's current version (its `updated_at`). */
+  private readonly connections = new LRUCache<string, { updatedAt: number; connection: LlmConnection }>({
+    max: CONNECTIONS_KEPT,
+  });
+
   constructor(
     private readonly db: Knex,
     private readonly keyring: KeyRing,
-  ) {}
+    cacheMs?: number,
+  ) {
+    this.lookups = new LookupCache(cacheMs);
+    this.calls = new LookupCache(cacheMs);
+  }
 
   async get(id: string): Promise<Llm | null> {
     const row = (await this.db('llms').where({ id }).first(PUBLIC)) as Row | undefined;
@@ -64,15 +88,42 @@ export class LlmStore {
     return named.idByName(this.db, 'llms', name);
   }
 
-  /** The connection details for a model call, API key decrypted. */
-  async getForCall(id: string): Promise<{ endpoint: string; model: string; apiKey: string } | null> {
-    const row = await this.db('llms').where({ id }).first('endpoint', 'model', 'api_key_cipher');
-    if (!row) return null;
-    return {
-      endpoint: row.endpoint as string,
-      model: row.model as string,
-      apiKey: this.keyring.decrypt('llm-api-key', row.api_key_cipher as Buffer).toString('utf8'),
-    };
+  /**
+   * `get` from a copy at most LOOKUP_CACHE_TTL_MS old (a change through this store is seen at
+   * once; infra/lookup-cache.ts). The object is shared: callers must not modify it.
+   */
+  getCached(id: string): Promise<Llm | null> {
+    return this.lookups.get(id, () => this.get(id));
+  }
+
+  /**
+   * The connection details for a model call, from a copy at most LOOKUP_CACHE_TTL_MS old. The
+   * API key is decrypted once per version of the LLM: the same object is returned until the LLM
+   * changes, so that a client built for it can be kept (infra/model-clients.ts).
+   */
+  getForCall(id: string): Promise<LlmConnection | null> {
+    return this.calls.get(id, async () => {
+      const row = await this.db('llms')
+        .where({ id })
+        .first('endpoint', 'model', 'api_key_cipher', 'updated_at');
+      if (!row) return null;
+      const updatedAt = (row.updated_at as Date).getTime();
+      const held = this.connections.get(id);
+      if (held?.updatedAt === updatedAt) return held.connection;
+      const connection: LlmConnection = {
+        endpoint: row.endpoint as string,
+        model: row.model as string,
+        apiKey: this.keyring.decrypt('llm-api-key', row.api_key_cipher as Buffer).toString('utf8'),
+      };
+      this.connections.set(id, { updatedAt, connection });
+      return connection;
+    });
+  }
+
+  private invalidate(id: string): void {
+    this.lookups.invalidate(id);
+    this.calls.invalidate(id);
+    this.connections.delete(id);
   }
 
   async create(llm: Omit<Llm, 'created_at' | 'updated_at'> & { apiKey: string }): Promise<Llm> {
@@ -95,11 +146,14 @@ export class LlmStore {
     const { apiKey, ...fields } = patch;
     const values: Record<string, unknown> = { ...fields };
     if (apiKey !== undefined) values.api_key_cipher = this.keyring.encrypt('llm-api-key', apiKey);
-    return named.update(this.db, TABLE, id, values);
+    return named.update(this.db, TABLE, id, values).finally(() => this.invalidate(id));
   }
 
   async delete(id: string): Promise<void> {
-    await this.db('llms').where({ id }).delete();
+    await this.db('llms')
+      .where({ id })
+      .delete()
+      .finally(() => this.invalidate(id));
   }
 
   list(principal: Principal, req: ListRequest): Promise<ListPage<Llm>> {

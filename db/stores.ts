@@ -56,9 +56,9 @@ export function createStores(
   const cache = <V>() => new LookupCache<V>(lookupCacheMs);
   return {
     apiKeys: new ApiKeyStore(db),
-    llms: new LlmStore(db, keyring),
+    llms: new LlmStore(db, keyring, lookupCacheMs),
     executions: new ExecutionStore(db, keyring),
-    agents: new AgentStore(db),
+    agents: new AgentStore(db, cache()),
     embeddingModels,
     embeddingModelLookup: new EmbeddingModelLookup(embeddingModels, cache()),
     textSplitters: new TextSplitterStore(db),

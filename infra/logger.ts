@@ -55,6 +55,9 @@ const PINO_LEVEL: Record<LogLevel, pino.Level> = {
 export function temporalLogger(logger: Logger): TemporalLogger {
   const sdk = logger.child({ component: 'temporal' });
   const log = (level: LogLevel, message: string, meta: LogMetadata = {}): void => {
+    const pinoLevel = PINO_LEVEL[level] ?? 'info';
+    // The SDK logs every activity's start and end at debug: nothing is built for a dropped line.
+    if (!sdk.isLevelEnabled(pinoLevel)) return;
     const { error, ...rest } = meta as LogMetadata & { error?: unknown };
     const fields: Record<string, unknown> = { ...rest };
     const execution = typeof rest.workflowId === 'string' ? EXECUTION_WORKFLOW.exec(rest.workflowId) : null;
@@ -67,7 +70,7 @@ export function temporalLogger(logger: Logger): TemporalLogger {
       const type = (error as { type?: unknown }).type;
       if (typeof type === 'string') fields.failureType = type;
     }
-    sdk[PINO_LEVEL[level] ?? 'info'](fields, message);
+    sdk[pinoLevel](fields, message);
   };
   return {
     log,

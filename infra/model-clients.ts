@@ -9,6 +9,18 @@ const MAX_CLIENTS = 256;
 
 export class ModelClients {
   private readonly clients = new LRUCache<string, OpenAI>({ max: MAX_CLIENTS });
+  /** The client of a connection object (the LLM store returns one per version of an LLM). */
+  private readonly byConnection = new WeakMap<object, OpenAI>();
+
+  /** The client of an LLM's connection, found without hashing while the object is the same. */
+  of(connection: { endpoint: string; apiKey: string }): OpenAI {
+    let client = this.byConnection.get(connection);
+    if (!client) {
+      client = this.get(connection.endpoint, connection.apiKey);
+      this.byConnection.set(connection, client);
+    }
+    return client;
+  }
 
   get(endpoint: string, apiKey: string): OpenAI {
     // The key is hashed so that the map's keys never hold the secret itself.

@@ -41,10 +41,10 @@ function checkRequest(agent: Agent, body: unknown, closure: Record<string, strin
 export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecutionDeps): Router {
   const router = Router();
   const agentFor = (req: Request, principal: Principal) =>
-    loadAuthorized(principal, 'execute', 'agents', 'Agent', req.params.id, (id) => deps.agents.get(id));
+    loadAuthorized(principal, 'execute', 'agents', 'Agent', req.params.id, (id) => deps.agents.getCached(id));
   const pipelineFor = (req: Request, principal: Principal) =>
     loadAuthorized(principal, 'execute', 'pipelines', 'Pipeline', headerId(req, 'x-pipeline-id'), (id) =>
-      deps.pipelines.get(id),
+      deps.pipelines.getCached(id),
     );
 
   routes.add(
@@ -73,7 +73,7 @@ export function agentExecutionRoutes(routes: RouteRegistry, deps: AgentExecution
         () => pipelineFor(req, principal),
         () =>
           loadAuthorized(principal, 'execute', 'llms', 'LLM', headerId(req, 'x-llm-id'), (id) =>
-            deps.llms.get(id),
+            deps.llms.getCached(id),
           ),
       ]);
       const { body, content } = checkRequest(agent, req.body, pipeline.closure, deps.limits.filterDepth);
