@@ -14,6 +14,7 @@ import type { Config } from '../infra/config';
 import type { Limits } from '../domain/limits';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 import type { Relay } from '../infra/relay';
+import type { StopNotices } from '../infra/stop-notices';
 import type { TraceStore } from '../infra/trace-store';
 import type { ExecutionProfiles, IngestionProfile } from '../workflows/contracts';
 import './request-context';
@@ -47,6 +48,8 @@ export interface AppDeps extends Stores {
   keyring: KeyRing;
   codec: EncryptionCodec;
   relay: Relay;
+  /** DX-3: a cancel stops the execution's model stream through the workers' stop notices. */
+  stopNotices: StopNotices;
   traces: TraceStore;
   temporal: Client;
   executeCache: ExecuteCache;

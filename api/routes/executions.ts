@@ -4,6 +4,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Router, type Request, type Response } from 'express';
 import type { StoredAnswer } from '../../activities/call-model';
+import type { StopNotices } from '../../infra/stop-notices';
 import type { ExecutionRecord } from '../../db/execution-store';
 import { Conflict, InvalidInput, NotFound, Unavailable } from '../../domain/errors';
 import { isAdmin } from '../../domain/permissions';
@@ -20,7 +21,10 @@ import {
 import type { RouteRegistry } from '../route-registry';
 import { EXECUTION_STREAM_QUERY, executionSchema } from '../schemas/executions';
 
-export type ExecutionRouteDeps = ExecutionResponseDeps;
+export type ExecutionRouteDeps = ExecutionResponseDeps & {
+  /** DX-3: a cancel stops the execution's model stream at once (infra/stop-notices.ts). */
+  stopNotices: StopNotices;
+};
 
 export const errorDetail = (r: ExecutionRecord): string =>
   r.status === 'cancelled' ? 'Execution cancelled' : `Execution failed: ${r.error_type ?? 'unknown error'}`;
@@ -144,7 +148,7 @@ export async function findVisibleExecution(
  * is now).
  */
 export async function cancelExecution(
-  deps: Pick<ExecutionRouteDeps, 'executions' | 'temporal'>,
+  deps: Pick<ExecutionRouteDeps, 'executions' | 'temporal' | 'stopNotices'>,
   record: ExecutionRecord,
   notRunning: (now: ExecutionRecord) => Error,
 ): Promise<void> {
@@ -157,6 +161,10 @@ export async function cancelExecution(
     if (now.status !== 'running') throw notRunning(now);
     throw new Conflict(`Execution ${record.id} is not running: its workflow has closed`);
   }
+  // The cancellation is recorded: the model stream stops now, not when the workflow's task comes
+  // round (behind every other execution's on a busy worker). The workflow sends the same notice,
+  // which covers a cancel from elsewhere (the Temporal UI, a parent); a lost one falls back to it.
+  await deps.stopNotices.send(record.id).catch(() => undefined);
 }
 
 export function executionRoutes(routes: RouteRegistry, deps: ExecutionRouteDeps): Router {

@@ -34,9 +34,16 @@ import {
   RETRIEVE_RESPONSE_QUERY,
   type CreateResponseBody,
 } from '../schemas/responses';
-import { archivedEvents, cancelExecution, errorDetail, findVisibleExecution, settled } from './executions';
+import {
+  archivedEvents,
+  cancelExecution,
+  errorDetail,
+  findVisibleExecution,
+  settled,
+  type ExecutionRouteDeps,
+} from './executions';
 
-export type ResponsesDeps = AgentExecutionDeps;
+export type ResponsesDeps = AgentExecutionDeps & Pick<ExecutionRouteDeps, 'stopNotices'>;
 
 const CANCEL_WAIT_MS = 10_000;
 const TRACE_HEADER = 'x-foundation4ai-tracing-id';
