@@ -1,8 +1,10 @@
-// The single map from errors to HTTP statuses and bodies (SPEC §1). Internals are masked: an
-// unexpected error is a 500 with a log id, never a stack trace.
+// The single map from errors to HTTP statuses and bodies (SPEC §1), for plain answers and for a
+// streamed execution that fails before its first byte alike (api/execution-response.ts throws
+// ExecutionFailed here). Internals are masked: an unexpected error is a 500 with a log id, never a
+// stack trace.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
-import { AgentryError, NotFound, TooManyRequests, Unavailable } from '../domain/errors';
+import { AgentryError, ExecutionFailed, NotFound, TooManyRequests, Unavailable } from '../domain/errors';
 import { isDatabaseConnectionLost } from '../infra/connection-errors';
 import { isRedisUnavailable } from '../infra/redis-client';
 import { isOpenAiPath } from './auth';
@@ -21,7 +23,16 @@ const STATUS: Record<string, number> = {
   unavailable: 503,
 };
 
-export const statusOf = (err: AgentryError): number => STATUS[err.kind] ?? 500;
+export const statusOf = (err: AgentryError): number =>
+  err instanceof ExecutionFailed ? err.status : (STATUS[err.kind] ?? 500);
+
+/** SPEC §1: a 429 and a 503 say when to try again. */
+function retryAfterOf(err: AgentryError | undefined, status: number): number | undefined {
+  if (err instanceof TooManyRequests || err instanceof Unavailable) return err.retryAfterSeconds;
+  return status === 503 ? DEPENDENCY_RETRY_AFTER_S : undefined;
+}
+
+const DEPENDENCY_RETRY_AFTER_S = 5;
 
 /** Body-parser errors carry `type`; map them to what a client can act on. */
 type ReadError = { type?: string; limit?: number; status?: unknown; expose?: unknown; message?: unknown };
@@ -100,6 +111,8 @@ function sendError(
   message: string,
   err?: AgentryError,
 ): void {
+  const retryAfter = retryAfterOf(err, status);
+  if (retryAfter !== undefined) res.set('Retry-After', String(retryAfter));
   if (isOpenAiPath(req.originalUrl)) {
     sendOpenAiError(res, status, message, err?.items);
     return;
@@ -123,10 +136,7 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     return;
   }
   if (err instanceof AgentryError) {
-    const status = statusOf(err);
-    if (err instanceof TooManyRequests || err instanceof Unavailable)
-      res.set('Retry-After', String(err.retryAfterSeconds));
-    sendError(req, res, status, err.message, err);
+    sendError(req, res, statusOf(err), err.message, err);
     return;
   }
   // The router could not percent-decode a path segment (`/llms/%E0%A4%A`): that path names no
@@ -147,7 +157,6 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
   }
   if (isDependencyFailure(err)) {
     req.log.warn({ err: (err as Error).message }, 'dependency unavailable');
-    res.set('Retry-After', '5');
     sendError(req, res, 503, 'A dependency is unavailable; try again shortly');
     return;
   }

@@ -6,14 +6,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Request, Response } from 'express';
 import type { ExecutionStore } from '../db/execution-store';
-import {
-  Cancelled,
-  InvalidInput,
-  NotFound,
-  Unavailable,
-  UpstreamFailed,
-  type AgentryError,
-} from '../domain/errors';
+import { ExecutionFailed } from '../domain/errors';
 import type { ClientEvent } from '../domain/stream-events';
 import type { Relay } from '../infra/relay';
 import { workflowIdFor, type ExecutionResult } from '../workflows/contracts';
@@ -81,9 +74,9 @@ export async function respondWithExecution(
   let ping: NodeJS.Timeout | undefined;
   await followExecution(deps, req, res, executionId, {
     hold: true,
-    async fail(status, detail) {
+    async fail(failure) {
       await setTraceHeader(res, trace);
-      sendFailure(res, status, detail);
+      throw failure;
     },
     open() {
       res.status(200);
@@ -115,8 +108,11 @@ export async function respondWithExecution(
 export interface ExecutionSink {
   /** EX-7: no status before the model answered or the execution failed (else 200 at once). */
   hold: boolean;
-  /** The execution failed before the status was sent: answer that status. */
-  fail(status: number, detail: string): Promise<void>;
+  /**
+   * The execution failed before the status was sent: set what headers the format adds and throw
+   * it, so that the error handler answers it in the route family's shape.
+   */
+  fail(failure: ExecutionFailed): Promise<void>;
   /** The status is 200: headers, and whatever precedes the events. */
   open(): void;
   write(events: ClientEvent[]): void;
@@ -151,7 +147,7 @@ export async function followExecution(
     if (gone) return;
     const early = held.find((e) => e.type === 'error');
     if (early?.type === 'error' && !reader.sequencer.started)
-      return await sink.fail(early.status, early.detail);
+      return await sink.fail(new ExecutionFailed(early.detail, early.status));
     sink.open();
     try {
       sink.write(held);
@@ -173,14 +169,6 @@ export async function followExecution(
   }
 }
 
-/** A failure decided before the first byte: its status and `{detail}` (503 with Retry-After). */
-/** A failure before the first byte: the status of the failure, in the route family's error shape. */
-function sendFailure(res: Response, status: number, detail: string): void {
-  if (status === 503) res.set('Retry-After', '5');
-  if (res.req.originalUrl.startsWith('/api/')) res.status(status).json({ success: false, error: detail });
-  else res.status(status).json({ detail });
-}
-
 async function respondWithText(
   deps: ExecutionResponseDeps,
   res: Response,
@@ -191,10 +179,8 @@ async function respondWithText(
   try {
     outcome = await result;
   } catch (err) {
-    const failure = describeFailure(err instanceof WorkflowFailedError ? err.cause : err);
     await setTraceHeader(res, trace);
-    sendFailure(res, failure.status, failure.detail);
-    return;
+    throw failureOf(err);
   }
   const answer = await deps.executions.getPayload<{ text: string }>(outcome.answerPayloadId);
   if (!answer) {
@@ -216,22 +202,12 @@ export async function executionOutcome<R>(
   try {
     return (await deps.temporal.workflow.getHandle(workflowIdFor(executionId)).result()) as R;
   } catch (err) {
-    const failure = describeFailure(err instanceof WorkflowFailedError ? err.cause : err);
-    throw errorForStatus(failure.status, failure.detail);
+    throw failureOf(err);
   }
 }
 
-function errorForStatus(status: number, detail: string): AgentryError {
-  switch (status) {
-    case 400:
-      return new InvalidInput(detail);
-    case 404:
-      return new NotFound(detail);
-    case 499:
-      return new Cancelled(detail);
-    case 502:
-      return new UpstreamFailed(detail);
-    default:
-      return new Unavailable(detail);
-  }
+/** A failed workflow's result as the error its status answers. */
+function failureOf(err: unknown): ExecutionFailed {
+  const failure = describeFailure(err instanceof WorkflowFailedError ? err.cause : err);
+  return new ExecutionFailed(failure.detail, failure.status);
 }

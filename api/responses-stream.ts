@@ -6,7 +6,7 @@
 import type { Request, Response } from 'express';
 import type { ClientEvent } from '../domain/stream-events';
 import { followExecution, type ExecutionResponseDeps, type TraceHeader } from './execution-response';
-import { EXECUTION_ID_HEADER, sendOpenAiError } from './openai-errors';
+import { EXECUTION_ID_HEADER } from './openai-errors';
 import { ResponsesEventStream, type ResponsesEvent } from './responses-events';
 import type { ResponseView } from './responses-objects';
 
@@ -56,9 +56,9 @@ export async function streamResponse(
   let ping: NodeJS.Timeout | undefined;
   await followExecution(deps, req, res, view.id, {
     hold: options.hold,
-    async fail(status, detail) {
+    async fail(failure) {
       if (options.trace && (await options.trace.stored())) res.set(TRACE_HEADER, options.trace.traceId);
-      sendOpenAiError(res, status, detail);
+      throw failure;
     },
     open() {
       // Held until the model answered, so the trace stored before its call is there (EX-5).

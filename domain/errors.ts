@@ -71,3 +71,16 @@ export class Unavailable extends AgentryError {
 export class Cancelled extends AgentryError {
   readonly kind = 'cancelled';
 }
+/**
+ * An execution ended in failure (SPEC EX-7): `status` is its outcome, the one its record and its
+ * in-band `error` event carry (workflows/contracts `statusForFailure`), answered as is.
+ */
+export class ExecutionFailed extends AgentryError {
+  readonly kind = 'execution_failed';
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
