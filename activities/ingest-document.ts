@@ -5,7 +5,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { IngestionStore } from '../db/ingestion-store';
 import type { EmbeddingModel, EmbeddingModelStore } from '../db/embedding-model-store';
-import type { DocumentVersion } from '../db/document-store';
+import type { DocumentVersion } from '../db/document-version';
 import type { PipelineStore } from '../db/pipeline-store';
 import type { TextSplitterStore } from '../db/text-splitter-store';
 import type { VectorIndexStore } from '../db/vector-index';

@@ -3,7 +3,7 @@
 // DX-5 pipeline search attribute and a summary of ids. Versions whose workflow cannot start are
 // marked failed and the request answers 503.
 import type { Client } from '@temporalio/client';
-import type { DocumentVersion } from '../db/document-store';
+import type { DocumentVersion } from '../db/document-version';
 import type { IngestionStore } from '../db/ingestion-store';
 import { Unavailable } from '../domain/errors';
 import type { Logger } from '../infra/logger';

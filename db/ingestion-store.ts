@@ -6,8 +6,9 @@
 import type { Knex } from 'knex';
 import { v5 as uuidv5 } from 'uuid';
 import type { KeyRing } from '../infra/crypto';
-import { toVersion, VERSION_COLUMNS, type DocumentVersion, type VersionRow } from './document-store';
+import { toVersion, VERSION_COLUMNS, type DocumentVersion, type VersionRow } from './document-version';
 import { vectorParameter } from './sql-helpers';
+import { completeVersions } from './version-completion';
 
 const FRAGMENT_NAMESPACE = '3b0f7f5e-2f55-4a8c-8f0e-7a3f0b9e6c21';
 const fragmentId = (versionId: string, ordinal: number): string =>
@@ -188,7 +189,7 @@ export class IngestionStore {
 
   /** finishIngestion for many versions whose fragments are staged, in one transaction. */
   async finishIngestions(versionIds: string[]): Promise<void> {
-    await this.complete(versionIds, async (trx, expiredIds, now) => {
+    await completeVersions(this.db, versionIds, async (trx, expiredIds, now) => {
       // The staged fragments enter `fragments` (and its indexes) once, already current.
       await trx.raw(
         `INSERT INTO fragments (${FRAGMENT_COLUMNS})
@@ -224,7 +225,8 @@ export class IngestionStore {
         c.text,
       ]),
     );
-    await this.complete(
+    await completeVersions(
+      this.db,
       loads.map((l) => l.versionId),
       async (trx, expiredIds, now) => {
         for (let i = 0; i < rows.length; i += LOAD_CHUNK) {
@@ -247,77 +249,6 @@ export class IngestionStore {
         );
       },
     );
-  }
-
-  /**
-   * DOC-2 for a group of versions, in one transaction: every version of their documents is locked,
-   * the previous current versions (and their fragments) expire, `insert` writes the new fragments
-   * (already expired for a version a newer ready one supersedes, `expiredIds`) and the versions
-   * become ready. Versions already ready are left alone (a retry is a no-op).
-   */
-  private async complete(
-    versionIds: string[],
-    insert: (trx: Knex.Transaction, expiredIds: string[], now: Date) => Promise<void>,
-  ): Promise<void> {
-    if (versionIds.length === 0) return;
-    await this.db.transaction(async (trx) => {
-      const documentIds = (
-        await trx('document_versions').whereIn('id', versionIds).distinct('document_id')
-      ).map((r) => r.document_id as string);
-      // Versions of one document are finished one transaction at a time (in one order: no deadlock).
-      const all = (await trx('document_versions')
-        .whereIn('document_id', documentIds)
-        .orderBy('id')
-        .forUpdate()
-        .select('id', 'document_id', 'version', 'status', 'expired_at')) as {
-        id: string;
-        document_id: string;
-        version: string;
-        status: string;
-        expired_at: Date | null;
-      }[];
-      const wanted = new Set(versionIds);
-      const todo = all.filter((v) => wanted.has(v.id) && v.status !== 'ready');
-      if (todo.length === 0) return;
-      const now = new Date();
-      // The newest version of each document that is or becomes ready.
-      const newest = new Map<string, number>();
-      for (const v of all)
-        if (v.status === 'ready' || wanted.has(v.id))
-          newest.set(v.document_id, Math.max(newest.get(v.document_id) ?? -Infinity, Number(v.version)));
-      const superseded = todo.filter((v) => Number(v.version) < newest.get(v.document_id)!).map((v) => v.id);
-      const becomingCurrent = todo.filter((v) => Number(v.version) === newest.get(v.document_id));
-      // Ready versions older than the one becoming current of their document expire.
-      const current = new Map(becomingCurrent.map((v) => [v.document_id, Number(v.version)]));
-      const olderIds = all
-        .filter(
-          (v) =>
-            v.status === 'ready' &&
-            v.expired_at === null &&
-            Number(v.version) < (current.get(v.document_id) ?? -Infinity),
-        )
-        .map((v) => v.id);
-      if (olderIds.length > 0) {
-        await trx('document_versions').whereIn('id', olderIds).update({ expired_at: now, updated_at: now });
-        await trx('fragments')
-          .whereIn('document_version_id', olderIds)
-          .whereNull('expired_at')
-          .update({ expired_at: now });
-      }
-      await insert(trx, superseded, now);
-      const ready = { status: 'ready', error: null, updated_at: now };
-      if (becomingCurrent.length > 0)
-        await trx('document_versions')
-          .whereIn(
-            'id',
-            becomingCurrent.map((v) => v.id),
-          )
-          .update(ready);
-      if (superseded.length > 0)
-        await trx('document_versions')
-          .whereIn('id', superseded)
-          .update({ ...ready, expired_at: now });
-    });
   }
 
   /** Ids of a batch's versions in their order (version, then id), `limit` from position `from`. */

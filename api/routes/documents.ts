@@ -2,12 +2,8 @@
 // encrypted, answers 202 and starts its ingestion (api/start-ingestion.ts); versions, fragments and
 // expiry. Search is api/routes/search.ts.
 import { Router } from 'express';
-import {
-  DOCUMENT_FIELDS,
-  type DocumentStore,
-  type DocumentVersion,
-  type NewDocument,
-} from '../../db/document-store';
+import { DOCUMENT_FIELDS, type DocumentStore, type NewDocument } from '../../db/document-store';
+import type { DocumentVersion } from '../../db/document-version';
 import { missingReference, type Pipeline, type PipelineStore } from '../../db/pipeline-store';
 import type { TextSplitterStore } from '../../db/text-splitter-store';
 import { InvalidInput } from '../../domain/errors';
