@@ -21,6 +21,7 @@ import { TEMPORAL_ADDRESS, envInt, log, nowMs } from './lib/env';
 import { agentryColumn, directColumn, floorColumns, type Column } from './lib/execution-columns';
 import { concurrentPhase, sequentialRounds } from './lib/execution-phases';
 import { printExecutionReport } from './lib/execution-output';
+import { printProfiles, profileConcurrentPhase, type ProcessProfiles } from './lib/execution-profile';
 import type { ColumnResult, Results } from './lib/execution-report';
 import { startFloor, type Floor } from './lib/floor';
 import { historyCounts, historyTimeline } from './lib/histories';
@@ -44,6 +45,7 @@ const settings = {
   seed: envInt('BENCH_SEED', 42, 0),
   tracing: process.env.BENCH_TRACING === '1',
   responsesRounds: envInt('BENCH_RESPONSES_ROUNDS', 150, 0),
+  profile: process.env.BENCH_PROFILE !== '0',
 };
 
 let interrupted = false;
@@ -159,12 +161,33 @@ async function main(): Promise<void> {
       step(`responses: ${settings.warmup} warm-up + ${settings.responsesRounds} rounds, ${stack.mode}`);
       responses[stack.mode] = await responsesRounds(stack, agent);
     }
+    let profiles: ProcessProfiles | undefined;
+    if (settings.profile && !interrupted) {
+      step(
+        `profiles: API and worker with --cpu-prof, ${settings.clients} clients for ${settings.durationS} s`,
+      );
+      profiles = await profileConcurrentPhase(
+        fake,
+        agentOptions,
+        settings.clients,
+        settings.durationS,
+        isInterrupted,
+      );
+    }
     printExecutionReport(
       results,
       { ...settings, deltas_per_answer: deltas },
       round((nowMs() - started) / 1000, 1),
     );
     if (Object.keys(responses).length > 0) reportResponses(responses);
+    if (profiles) {
+      printProfiles(profiles, settings.clients);
+      writeResults('execution-profiles', {
+        date: new Date().toISOString(),
+        clients: settings.clients,
+        ...profiles,
+      });
+    }
   } finally {
     await Promise.all(stops.map((s) => s.stop()));
     await connection.close();

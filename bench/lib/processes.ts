@@ -28,17 +28,21 @@ export function stopChild(child: ChildProcess, graceMs = 40_000): Promise<void> 
   });
 }
 
-/** Starts `node dist/<script>`, its output to a log file; resolves once `ready` answers 200. */
+/**
+ * Starts `node [nodeArgs] dist/<script>`, its output to a log file; resolves once `ready` answers
+ * 200.
+ */
 export async function startProcess(
   name: string,
   script: string,
   env: Record<string, string>,
   ready: string,
   stateDir: string,
+  nodeArgs: string[] = [],
 ): Promise<Proc> {
   const logFile = path.join(stateDir, `${name}.log`);
   const out = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', script)], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', script)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', out, out],
   });

@@ -32,12 +32,14 @@ export interface AgentryStack {
 
 /**
  * Starts Agentry in `mode` on a fresh database `agentry_bench_<name>_<id>`; `workerEnv` is added to
- * the worker process's environment only (production mode).
+ * the worker's environment only, `nodeArgs` to the API's and the worker's command lines
+ * (production mode).
  */
 export async function startAgentryStack(
   mode: StackMode,
   name: string,
   workerEnv: Record<string, string> = {},
+  nodeArgs: Partial<Record<'api' | 'worker', string[]>> = {},
 ): Promise<AgentryStack> {
   const suffix = randomBytes(4).toString('hex');
   const stateDir = path.join(ROOT, 'bench', '.state', `${name}-${suffix}`);
@@ -76,9 +78,18 @@ export async function startAgentryStack(
       procs.push(await startProcess('embedded', 'embedded.js', env, `${apiUrl}/readyz`, stateDir));
     } else {
       // The API first: it migrates the fresh database before the worker connects.
-      procs.push(await startProcess('api', 'api/server.js', env, `${apiUrl}/readyz`, stateDir));
+      procs.push(await startProcess('api', 'api/server.js', env, `${apiUrl}/readyz`, stateDir, nodeArgs.api));
       const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
-      procs.push(await startProcess('worker', 'worker.js', { ...env, ...workerEnv }, metrics, stateDir));
+      procs.push(
+        await startProcess(
+          'worker',
+          'worker.js',
+          { ...env, ...workerEnv },
+          metrics,
+          stateDir,
+          nodeArgs.worker,
+        ),
+      );
     }
   } catch (err) {
     await stop();
