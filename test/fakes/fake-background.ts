@@ -116,17 +116,21 @@ export class BackgroundResponses {
   /** GET /responses/{id}: streams again after `startingAfter`, or answers the response object. */
   retrieve(res: ServerResponse, id: string, query: URLSearchParams): void {
     const entry = this.entries.get(id);
+    const streamed = query.get('stream') === 'true';
+    const raw = query.get('starting_after');
+    const after = raw === null ? undefined : Number(raw);
+    if (entry && streamed) {
+      // Counted also when answered 404: the resume was asked for.
+      const counts = this.countsFor(entry.model);
+      counts.resumes += 1;
+      counts.resumedAfter.push(after);
+    }
     if (!entry || entry.forgotten) return notFound(res, id);
-    if (query.get('stream') !== 'true') {
+    if (!streamed) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(this.responseObject(entry)));
       return;
     }
-    const raw = query.get('starting_after');
-    const after = raw === null ? undefined : Number(raw);
-    const counts = this.countsFor(entry.model);
-    counts.resumes += 1;
-    counts.resumedAfter.push(after);
     this.attach(res, entry, after ?? -1, () => undefined);
   }
 
