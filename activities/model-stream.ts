@@ -179,6 +179,7 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
         throw resume && !announced ? new ResumeLost() : new StreamEnded();
       } catch (err) {
         if (!bg || call.stop.aborted || stalled || err instanceof ApplicationFailure) throw err;
+        if (usage) break; // cut after `response.completed`: the answer is whole
         if (progressed) breaks = 0;
         if (resume && !announced && !isPassing(err)) restart(err);
         else if (responseId !== undefined && isPassing(err) && breaks++ < MAX_RECONNECTS) {
