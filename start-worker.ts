@@ -44,6 +44,7 @@ export async function startWorker(
 ): Promise<WorkerHandle> {
   const { config } = rt;
   const streams = new RunningStreams();
+  const workerMetrics = createWorkerMetrics(registry);
   const activities = createActivities({
     ...rt,
     contentRetentionSeconds: config.contentRetentionSeconds,
@@ -52,6 +53,7 @@ export async function startWorker(
     runningStreams: streams,
     relayBatchMs: config.relayBatchMs,
     scratch: new ExecutionScratch(),
+    modelResumes: workerMetrics.modelResumes,
   });
   // Before the worker exists: a refused schedule then leaves no worker behind.
   await ensureRetentionSchedule(await connectTemporalClient(rt, connection), {
@@ -76,10 +78,7 @@ export async function startWorker(
     // Metrics (and, when on, OpenTelemetry spans) around every activity; the workflow side of
     // tracing is in the bundle (infra/telemetry-workflow.ts) and exports through `sinks`.
     interceptors: {
-      activity: [
-        activityMetricsInterceptor(createWorkerMetrics(registry)),
-        ...temporalActivityInterceptors(),
-      ],
+      activity: [activityMetricsInterceptor(workerMetrics), ...temporalActivityInterceptors()],
       workflowModules: config.workflowBundlePath ? [] : [WORKFLOW_INTERCEPTORS_MODULE],
     },
     dataConverter: dataConverter(rt),

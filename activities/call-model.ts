@@ -15,6 +15,7 @@ import { RELAY_START, type Relay } from '../infra/relay';
 import { FailureType, type CallModelInput, type CallModelResult, type Usage } from '../workflows/contracts';
 import type { ExecutionScratch } from './execution-scratch';
 import { ModelAttempt } from './model-attempt';
+import { cancelAtProvider, progressOf, resumptionFrom, type ResumeOutcome } from './model-resume';
 import { streamAnswer } from './model-stream';
 import type { RunningStreams } from './running-streams';
 import { throughDatabase } from './through-database';
@@ -31,6 +32,8 @@ export interface CallModelDeps {
   relayBatchMs: number;
   /** The rendered messages of an execution whose render ran in this process. */
   scratch: ExecutionScratch;
+  /** Counts how resumable LLMs' streams went on after a break (infra/activity-metrics.ts). */
+  modelResumes?: { inc(labels: { outcome: ResumeOutcome }): void };
 }
 
 /** The stored answer of an execution. */
@@ -61,6 +64,14 @@ export function createCallModel(deps: CallModelDeps) {
     }
   };
 
+  const readLog = (executionId: string) =>
+    deps.relay.read(executionId, RELAY_START).then(
+      (log) => log.map((entry) => entry.event),
+      () => {
+        throw relayUnavailable();
+      },
+    );
+
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt + (input.attemptOffset ?? 0);
@@ -90,15 +101,7 @@ export function createCallModel(deps: CallModelDeps) {
      * readers keep the text they have (domain/stream-events.ts).
      */
     const answeredBefore = async (answer: StoredAnswer): Promise<CallModelResult> => {
-      const log = await deps.relay.read(input.executionId, RELAY_START).catch(() => {
-        throw relayUnavailable();
-      });
-      const closing = closingEvents(
-        log.map((entry) => entry.event),
-        answer,
-        attempt,
-        extra ?? undefined,
-      );
+      const closing = closingEvents(await readLog(input.executionId), answer, attempt, extra ?? undefined);
       for (const event of closing) await publish(input.executionId, event);
       return { answerPayloadId: answerId, usage: answer.usage, attempt };
     };
@@ -118,6 +121,11 @@ export function createCallModel(deps: CallModelDeps) {
     }
 
     const run = new ModelAttempt(ctx, input.executionId, attempt, deps.modelStreams, deps.runningStreams);
+    // Resumable mode (issue 27): the background response an earlier attempt left in its heartbeat
+    // details, kept in this attempt's until it has its own.
+    const prior = llm.resumable ? progressOf(ctx.info.heartbeatDetails) : undefined;
+    let responseId = prior?.responseId;
+    if (prior) run.progress(prior);
     run.begin();
     try {
       const { waited } = await run.takeClaim(ctx.info.attempt === 1 && !input.attemptOffset);
@@ -128,6 +136,11 @@ export function createCallModel(deps: CallModelDeps) {
         );
         if (answer) return await answeredBefore(answer);
       }
+      // A retry resumes where the relayed text ends (activities/model-resume.ts).
+      const resume =
+        llm.resumable && ctx.info.attempt > 1
+          ? resumptionFrom(await readLog(input.executionId), prior)
+          : undefined;
       const answer = await streamAnswer({
         client: clients.of(llm),
         model: llm.model,
@@ -138,6 +151,18 @@ export function createCallModel(deps: CallModelDeps) {
         batchMs: deps.relayBatchMs,
         stop: run.stop.signal,
         publish: (event) => publish(input.executionId, event),
+        ...(llm.resumable
+          ? {
+              background: {
+                ...(resume ? { resume } : {}),
+                progress: (progress) => {
+                  responseId = progress.responseId;
+                  run.progress(progress);
+                },
+                outcome: (outcome) => deps.modelResumes?.inc({ outcome }),
+              },
+            }
+          : {}),
       });
       // The answer and the attempt that gave it, in one statement.
       await throughDatabase('store the answer', run.stop.signal, () =>
@@ -151,9 +176,17 @@ export function createCallModel(deps: CallModelDeps) {
       });
       return { answerPayloadId: answerId, usage: answer.usage, attempt };
     } catch (err) {
+      // A cancelled execution's background response is cancelled at the provider too (DX-3); an
+      // attempt stopped for any other reason leaves it to the retry.
+      const cancelled =
+        err instanceof CancelledFailure &&
+        responseId !== undefined &&
+        (run.cause === 'notice' || ctx.cancellationDetails?.cancelRequested === true);
+      const cancelling = cancelled ? cancelAtProvider(clients.of(llm), responseId!) : undefined;
       // The record counts the attempts the model was asked in (DX-1); a successful one is counted
       // with its answer.
       await deps.executions.recordAttempt(input.executionId, attempt).catch(() => undefined);
+      await cancelling;
       if (err instanceof CancelledFailure && run.cause === 'notice') await run.cancelledByTemporal();
       throw err;
     } finally {

@@ -8,6 +8,8 @@ import type { RelayEvent } from '../domain/stream-events';
 
 export class DeltaBatcher {
   private pending = '';
+  /** The provider's sequence number of the last queued delta (resumable mode). */
+  private pendingThrough: number | undefined;
   private deltas = 0;
   private inFlight: Promise<void> | undefined;
   private failure: unknown;
@@ -18,12 +20,15 @@ export class DeltaBatcher {
     private readonly attempt: number,
     private readonly publish: (event: RelayEvent) => Promise<void>,
     private readonly windowMs = 0,
+    /** Told the `through` of each delta event once it is relayed. */
+    private readonly relayed: (through: number) => void = () => undefined,
   ) {}
 
-  /** Queues a delta; throws the relay's failure of an earlier publish. */
-  push(text: string): void {
+  /** Queues a delta (`through`: its model event's sequence number); throws the relay's failure of an earlier publish. */
+  push(text: string, through?: number): void {
     if (this.failure) throw this.failure;
     this.pending += text;
+    if (through !== undefined) this.pendingThrough = through;
     if (this.inFlight || this.timer) return;
     const wait = this.lastPublishAt + this.windowMs - Date.now();
     if (wait <= 0) this.inFlight = this.drain();
@@ -54,9 +59,17 @@ export class DeltaBatcher {
     try {
       while (this.pending) {
         const text = this.pending;
+        const through = this.pendingThrough;
         this.pending = '';
         this.lastPublishAt = Date.now();
-        await this.publish({ type: 'delta', attempt: this.attempt, text, n: ++this.deltas });
+        await this.publish({
+          type: 'delta',
+          attempt: this.attempt,
+          text,
+          n: ++this.deltas,
+          ...(through !== undefined ? { through } : {}),
+        });
+        if (through !== undefined) this.relayed(through);
         const wait = this.lastPublishAt + this.windowMs - Date.now();
         // What arrived meanwhile waits out the rest of the window, unless flushed.
         if (this.pending && wait > 0) {

@@ -15,6 +15,7 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 import { FailureType } from '../workflows/contracts';
+import type { ModelProgress } from './model-resume';
 import { ModelStreamClaim } from './model-stream-claim';
 import type { RunningStreams } from './running-streams';
 
@@ -40,6 +41,8 @@ export class ModelAttempt {
   private readonly beatMs: number;
   private readonly startedAt = Date.now();
   private holding = false;
+  /** What each heartbeat carries (resumable mode: ids and numbers only). */
+  private details: ModelProgress | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unregister: (() => void) | undefined;
 
@@ -103,6 +106,16 @@ export class ModelAttempt {
       });
   }
 
+  /**
+   * The background response this attempt streams and how far its text is relayed, for the next
+   * attempt (activities/model-resume.ts): sent with the next heartbeat, at once for a new response.
+   */
+  progress(details: ModelProgress): void {
+    const fresh = details.responseId !== this.details?.responseId;
+    this.details = details;
+    if (fresh && this.timer && !this.ctx.cancellationSignal.aborted) this.ctx.heartbeat(details);
+  }
+
   end(): void {
     clearInterval(this.timer);
     this.unregister?.();
@@ -118,7 +131,7 @@ export class ModelAttempt {
   }
 
   private readonly beat = (): void => {
-    if (!this.ctx.cancellationSignal.aborted) this.ctx.heartbeat();
+    if (!this.ctx.cancellationSignal.aborted) this.ctx.heartbeat(this.details);
     if (this.holding) void this.claim.renew().then((held) => held || this.halt('claim'));
   };
 

@@ -2,13 +2,22 @@
 // 200, its deltas batched in time (activities/delta-batcher.ts), and the answer with its usage
 // once the model completed. A silent model fails as `Llm.Stalled` after the no-progress time;
 // waiting for our own relay (Redis restarting) is not the model being silent.
+//
+// Resumable mode (issue 27, activities/model-resume.ts): the call is a background response. A
+// connection to the model that breaks mid-answer is resumed after the last event received,
+// within the attempt. An attempt that resumes an earlier one's response publishes `resume` (the
+// relayed text continues, no `reset`) with its first new event; when the response cannot be
+// resumed before that (forgotten, failed, cancelled), the attempt asks anew, as without the mode.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
+import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { toResponsesRequest, type ChatMessage } from '../domain/llm-request';
 import type { RelayEvent, Usage } from '../domain/stream-events';
 import { FailureType } from '../workflows/contracts';
 import { DeltaBatcher } from './delta-batcher';
 import { classifyModelError } from './failures';
+import { cancelAtProvider, type ModelProgress, type ResumeOutcome, type Resumption } from './model-resume';
 
 export interface ModelCall {
   client: OpenAI;
@@ -22,7 +31,34 @@ export interface ModelCall {
   /** Stops the call (cancellation, a lost claim): it then fails with a CancelledFailure. */
   stop: AbortSignal;
   publish(event: RelayEvent): Promise<void>;
+  /** Resumable mode: the call is a background response. */
+  background?: BackgroundCall;
 }
+
+export interface BackgroundCall {
+  /** An earlier attempt's response, to resume instead of asking anew. */
+  resume?: Resumption;
+  /** The response and how far its text is relayed, whenever either changes. */
+  progress(progress: ModelProgress): void;
+  /** A break resumed, or a resume that fell back to asking anew. */
+  outcome(outcome: ResumeOutcome): void;
+}
+
+/** Breaks of one attempt's connection resumed in a row before the attempt fails (and is retried). */
+const MAX_RECONNECTS = 3;
+/** The pause before the n-th reconnect in a row: n times this. */
+const RECONNECT_PAUSE_MS = 250;
+
+/** The resumed response could not go on (before anything of this attempt was published). */
+class ResumeLost extends Error {}
+/** The model's stream ended before `response.completed`. */
+class StreamEnded extends Error {}
+
+/** A break that resuming again may get past (the connection, an early end, the provider's 5xx or 429). */
+const isPassing = (err: unknown): boolean => {
+  const status = (err as { status?: unknown } | null)?.status;
+  return !(err instanceof ResumeLost) && (typeof status !== 'number' || status === 429 || status >= 500);
+};
 
 export async function streamAnswer(call: ModelCall): Promise<{ text: string; usage: Usage }> {
   const abort = new AbortController();
@@ -37,68 +73,148 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
       abort.abort();
     }, call.noProgressMs);
   };
-  const deltas = new DeltaBatcher(call.attempt, call.publish, call.batchMs);
-  try {
-    armProgressTimer();
-    const stream = await call.client.responses.create(
-      {
-        model: call.model,
-        ...toResponsesRequest(call.messages, call.temperature),
-        stream: true,
-      },
-      { signal: abort.signal },
-    );
-    clearTimeout(progressTimer);
-    await call.publish({ type: 'start', attempt: call.attempt });
-    armProgressTimer();
-    let text = '';
-    let usage: Usage | undefined;
-    for await (const event of stream) {
-      if (event.type === 'response.output_text.delta') {
-        text += event.delta;
-        armProgressTimer();
-        deltas.push(event.delta);
-      } else if (event.type === 'response.completed') {
-        usage = {
-          input_tokens: event.response.usage?.input_tokens ?? 0,
-          output_tokens: event.response.usage?.output_tokens ?? 0,
-        };
-      } else if (event.type === 'response.incomplete') {
-        // The model stopped on purpose (its output limit, a content filter): asking again would
-        // pay for the same end, so it is not retried (docs/decisions.md).
-        const reason = event.response.incomplete_details?.reason;
-        throw ApplicationFailure.create({
-          type: FailureType.LlmRejected,
-          message: `Model stopped before completing: ${reason ?? 'unknown reason'}`,
-          details: [{ message: `incomplete: ${reason ?? 'unknown'}` }],
-          nonRetryable: true,
-        });
-      } else if (event.type === 'error' || event.type === 'response.failed') {
-        throw ApplicationFailure.create({
-          type: FailureType.LlmBadStream,
-          message: `Model stream reported ${event.type}`,
-          details: [{ message: `stream event ${event.type}` }],
-        });
-      }
-    }
-    if (!usage) {
+  const bg = call.background;
+  let resume = bg?.resume;
+  let responseId = resume?.responseId;
+  /** The last event received, and whether this attempt published its `start` or `resume`. */
+  let lastSeq = resume?.after;
+  let announced = false;
+  let text = resume?.text ?? '';
+  let usage: Usage | undefined;
+  const deltas = new DeltaBatcher(call.attempt, call.publish, call.batchMs, (relayed) =>
+    bg?.progress({ responseId: responseId!, relayed }),
+  );
+  const announce = async (): Promise<void> => {
+    if (announced) return;
+    announced = true;
+    if (resume) {
+      const through = resume.after;
+      await call.publish({
+        type: 'resume',
+        attempt: call.attempt,
+        text: resume.text,
+        response: resume.responseId,
+        ...(through !== undefined ? { through } : {}),
+      });
+      bg!.outcome('resumed');
+      bg!.progress({ responseId: resume.responseId, ...(through !== undefined ? { relayed: through } : {}) });
+    } else
+      await call.publish({ type: 'start', attempt: call.attempt, ...(bg ? { response: responseId } : {}) });
+  };
+  const open = (): Promise<AsyncIterable<ResponseStreamEvent>> =>
+    responseId !== undefined
+      ? call.client.responses.retrieve(
+          responseId,
+          { stream: true, ...(lastSeq !== undefined ? { starting_after: lastSeq } : {}) },
+          { signal: abort.signal },
+        )
+      : call.client.responses.create(
+          {
+            model: call.model,
+            ...toResponsesRequest(call.messages, call.temperature),
+            stream: true,
+            ...(bg ? { background: true, store: true } : {}),
+          },
+          { signal: abort.signal },
+        );
+  const handle = async (event: ResponseStreamEvent): Promise<void> => {
+    if (bg) lastSeq = event.sequence_number;
+    if (event.type === 'response.created' && bg && responseId === undefined) {
+      responseId = event.response.id;
+      await announce();
+      bg.progress({ responseId });
+    } else if (event.type === 'response.output_text.delta') {
+      await announce();
+      text += event.delta;
+      armProgressTimer();
+      deltas.push(event.delta, bg ? event.sequence_number : undefined);
+    } else if (event.type === 'response.completed') {
+      await announce();
+      usage = {
+        input_tokens: event.response.usage?.input_tokens ?? 0,
+        output_tokens: event.response.usage?.output_tokens ?? 0,
+      };
+    } else if (event.type === 'response.incomplete') {
+      // The model stopped on purpose (its output limit, a content filter): asking again would
+      // pay for the same end, so it is not retried (docs/decisions.md).
+      const reason = event.response.incomplete_details?.reason;
+      throw ApplicationFailure.create({
+        type: FailureType.LlmRejected,
+        message: `Model stopped before completing: ${reason ?? 'unknown reason'}`,
+        details: [{ message: `incomplete: ${reason ?? 'unknown'}` }],
+        nonRetryable: true,
+      });
+    } else if (event.type === 'error' || event.type === 'response.failed') {
+      if (resume && !announced) throw new ResumeLost();
       throw ApplicationFailure.create({
         type: FailureType.LlmBadStream,
-        message: 'Model stream ended before response.completed',
-        details: [{ message: 'stream ended before response.completed' }],
+        message: `Model stream reported ${event.type}`,
+        details: [{ message: `stream event ${event.type}` }],
       });
+    }
+  };
+  /** Resumable mode: the earlier response cannot go on; this attempt asks anew. */
+  const restart = (err: unknown): void => {
+    if ((err as { status?: unknown } | null)?.status !== 404) void cancelAtProvider(call.client, responseId!);
+    resume = undefined;
+    responseId = lastSeq = undefined;
+    text = '';
+    bg!.outcome('restarted');
+  };
+
+  try {
+    for (let breaks = 0; ;) {
+      armProgressTimer();
+      let progressed = false;
+      try {
+        const stream = await open();
+        clearTimeout(progressTimer);
+        if (!bg) await announce();
+        armProgressTimer();
+        for await (const event of stream) {
+          await handle(event);
+          progressed = true;
+        }
+        if (usage) break;
+        throw resume && !announced ? new ResumeLost() : new StreamEnded();
+      } catch (err) {
+        if (!bg || call.stop.aborted || stalled || err instanceof ApplicationFailure) throw err;
+        if (usage) break; // cut after `response.completed`: the answer is whole
+        if (progressed) breaks = 0;
+        if (resume && !announced && !isPassing(err)) restart(err);
+        else if (responseId !== undefined && isPassing(err) && breaks++ < MAX_RECONNECTS) {
+          if (announced) bg.outcome('reconnected');
+          await sleep(RECONNECT_PAUSE_MS * breaks, undefined, { signal: abort.signal });
+        } else if (responseId !== undefined && !(err instanceof StreamEnded)) {
+          // The response is gone mid-answer (forgotten, refused): the retry asks anew.
+          throw ApplicationFailure.create({
+            type: FailureType.LlmBadStream,
+            message: 'Model response could not be resumed',
+            details: [{ message: 'background response could not be resumed' }],
+          });
+        } else throw err;
+      }
     }
     // The rest of the answer reaches the relay; that wait is not the model's silence.
     clearTimeout(progressTimer);
     await deltas.flush();
-    return { text, usage };
+    return { text, usage: usage! };
   } catch (err) {
     if (call.stop.aborted) throw new CancelledFailure('Model call cancelled');
     if (stalled) {
+      // A silent background response is not resumed: the retry then asks anew.
+      if (bg && responseId !== undefined) void cancelAtProvider(call.client, responseId);
       throw ApplicationFailure.create({
         type: FailureType.LlmStalled,
         message: `No progress from the model for ${call.noProgressMs} ms`,
         details: [{ message: `no progress for ${call.noProgressMs} ms` }],
+      });
+    }
+    if (err instanceof StreamEnded || err instanceof ResumeLost) {
+      throw ApplicationFailure.create({
+        type: FailureType.LlmBadStream,
+        message: 'Model stream ended before response.completed',
+        details: [{ message: 'stream ended before response.completed' }],
       });
     }
     throw classifyModelError(err);

@@ -18,6 +18,7 @@ export const presentLlm = (l: Llm) => ({
   endpoint: l.endpoint,
   model: l.model,
   provider: l.provider,
+  resumable: l.resumable,
   has_api_key: true,
   created_at: l.created_at.toISOString(),
   updated_at: l.updated_at.toISOString(),

@@ -12,26 +12,31 @@ export interface Llm extends named.Resource {
   endpoint: string;
   model: string;
   provider: string;
+  /** Model calls are background responses that a retry resumes (issue 27). */
+  resumable: boolean;
 }
 
 interface Row extends named.Row {
   endpoint: string;
   model: string;
   provider: string;
+  resumable: boolean;
 }
 
 export const LLM_FIELDS: ListFields = named.fields({
   endpoint: 'string',
   model: 'string',
   provider: 'string',
+  resumable: 'boolean',
 });
-const PUBLIC = named.columns('endpoint', 'model', 'provider');
+const PUBLIC = named.columns('endpoint', 'model', 'provider', 'resumable');
 
 const toLlm = (r: Row): Llm => ({
   ...named.of(r),
   endpoint: r.endpoint,
   model: r.model,
   provider: r.provider,
+  resumable: r.resumable,
 });
 const TABLE: named.Table<Row, Llm> = {
   table: 'llms',
@@ -47,6 +52,7 @@ export interface LlmPatch {
   endpoint?: string;
   model?: string;
   provider?: string;
+  resumable?: boolean;
   apiKey?: string;
 }
 
@@ -55,6 +61,8 @@ export interface LlmConnection {
   endpoint: string;
   model: string;
   apiKey: string;
+  /** Background responses, resumed by a retry (issue 27). */
+  resumable: boolean;
 }
 
 /** Decrypted connections kept (LLMs are few). */
@@ -105,7 +113,7 @@ export class LlmStore {
     return this.calls.get(id, async () => {
       const row = await this.db('llms')
         .where({ id })
-        .first('endpoint', 'model', 'api_key_cipher', 'updated_at');
+        .first('endpoint', 'model', 'resumable', 'api_key_cipher', 'updated_at');
       if (!row) return null;
       const updatedAt = (row.updated_at as Date).getTime();
       const held = this.connections.get(id);
@@ -113,6 +121,7 @@ export class LlmStore {
       const connection: LlmConnection = {
         endpoint: row.endpoint as string,
         model: row.model as string,
+        resumable: row.resumable === true,
         apiKey: this.keyring.decrypt('llm-api-key', row.api_key_cipher as Buffer).toString('utf8'),
       };
       this.connections.set(id, { updatedAt, connection });
@@ -135,6 +144,7 @@ export class LlmStore {
           endpoint: llm.endpoint,
           model: llm.model,
           provider: llm.provider,
+          resumable: llm.resumable,
           api_key_cipher: this.keyring.encrypt('llm-api-key', llm.apiKey),
         })
         .returning(PUBLIC),

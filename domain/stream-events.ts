@@ -7,14 +7,21 @@ export interface Usage {
   output_tokens: number;
 }
 
-/** What producers publish to the relay. `start` is internal: the model answered 200. */
+/**
+ * What producers publish to the relay. `start` is internal: the model answered 200 (`response`:
+ * the provider's background response, resumable mode). `resume` (resumable mode, issue 27) starts
+ * an attempt that continues a background response whose text so far is `text`: readers whose text
+ * is exactly that carry on without a `reset`; others start over with `text`.
+ */
 export type RelayEvent =
-  | { type: 'start'; attempt: number }
+  | { type: 'start'; attempt: number; response?: string }
+  | { type: 'resume'; attempt: number; text: string; response: string; through?: number }
   /**
    * `n` numbers an attempt's deltas from 1: a delta the relay holds twice (a command resent after
-   * a lost reply) is dropped by readers instead of repeating text.
+   * a lost reply) is dropped by readers instead of repeating text. `through`: the provider's
+   * sequence number of the last model event in it (resumable mode).
    */
-  | { type: 'delta'; attempt: number; text: string; n?: number }
+  | { type: 'delta'; attempt: number; text: string; n?: number; through?: number }
   | { type: 'done'; attempt: number; usage: Usage; extra?: Record<string, unknown> }
   | { type: 'error'; status: number; detail: string };
 
@@ -40,6 +47,12 @@ export class EventSequencer {
   terminated = false;
   /** The answer so far (since the last reset). */
   text = '';
+  /**
+   * Resumable mode: the background response the text comes from, and the provider's sequence
+   * number of its last relayed event (undefined: none relayed yet).
+   */
+  response: string | undefined;
+  through: number | undefined;
 
   /** The highest attempt whose events were accepted (0 before any). */
   get attempt(): number {
@@ -55,19 +68,36 @@ export class EventSequencer {
     if (event.attempt > this.highestAttempt) {
       this.highestAttempt = event.attempt;
       this.lastDelta = 0;
-      if (this.textSentThisAttempt) out.push({ type: 'reset', seq: ++this.seq, attempt: event.attempt });
-      this.textSentThisAttempt = false;
-      this.text = '';
+      // A resume of the text this reader has continues it: no reset, nothing to repeat.
+      if (!(event.type === 'resume' && event.text === this.text)) {
+        if (this.textSentThisAttempt) out.push({ type: 'reset', seq: ++this.seq, attempt: event.attempt });
+        this.textSentThisAttempt = false;
+        this.text = '';
+        this.response = this.through = undefined;
+      }
     }
     switch (event.type) {
       case 'start':
         this.started = true;
+        this.response = event.response;
+        break;
+      case 'resume':
+        this.started = true;
+        this.response = event.response;
+        this.through = event.through;
+        if (this.text !== event.text && event.text !== '') {
+          this.textSentThisAttempt = true;
+          this.text = event.text;
+          out.push({ type: 'delta', seq: ++this.seq, attempt: event.attempt, text: event.text });
+        }
+        this.textSentThisAttempt = this.text !== '';
         break;
       case 'delta':
         if (event.n !== undefined) {
           if (event.n <= this.lastDelta) return out; // the same delta stored twice
           this.lastDelta = event.n;
         }
+        if (event.through !== undefined) this.through = event.through;
         this.textSentThisAttempt = true;
         this.text += event.text;
         out.push({ type: 'delta', seq: ++this.seq, attempt: event.attempt, text: event.text });

@@ -21,6 +21,7 @@ export interface WorkerMetrics {
   modelCallDuration: Histogram<'outcome'>;
   modelTokens: Counter<'direction'>;
   retrievalDuration: Histogram<'outcome'>;
+  modelResumes: Counter<'outcome'>;
 }
 
 export function createWorkerMetrics(registry: Registry): WorkerMetrics {
@@ -57,6 +58,14 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
       help: 'Retrieval activity durations (query embedding and similarity search) by outcome',
       labelNames: ['outcome'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    modelResumes: new Counter({
+      name: 'agentry_model_resumes_total',
+      help:
+        'Resumable LLMs (issue 27): model streams a retry resumed (resumed), connections to the model ' +
+        'resumed within an attempt (reconnected), and resumes that fell back to a new model call (restarted)',
+      labelNames: ['outcome'],
       registers,
     }),
   };

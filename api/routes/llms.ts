@@ -54,6 +54,7 @@ export function llmRoutes(routes: RouteRegistry, deps: LlmRouteDeps): Router {
         endpoint: req.body.endpoint,
         model: req.body.model,
         provider: providerFromEndpoint(req.body.endpoint),
+        resumable: req.body.resumable ?? false,
         apiKey: req.body.api_key,
         ownerKeyId: principal.keyId,
       });

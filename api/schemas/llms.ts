@@ -10,6 +10,14 @@ const llmProperties = {
   endpoint: endpointSchema,
   model: modelSchema,
   api_key: upstreamApiKeySchema,
+  resumable: {
+    type: 'boolean',
+    description:
+      'Resumable mode (default false): each model call is a background response (Responses API ' +
+      '`background: true`) that a retried attempt resumes after the last relayed event instead of ' +
+      'asking the model again. The provider stores a background response for a while (OpenAI: about ' +
+      '10 minutes), which some data-retention agreements (ZDR) forbid.',
+  },
 } as const;
 
 export const createLlmSchema = {
@@ -25,6 +33,7 @@ export interface CreateLlmBody {
   endpoint: string;
   model: string;
   api_key: string;
+  resumable?: boolean;
 }
 
 export const updateLlmSchema = {
@@ -45,6 +54,7 @@ export const llmSchema = {
     endpoint: { type: 'string' },
     model: { type: 'string' },
     provider: { type: 'string', enum: ['openai', 'anthropic', 'azure', 'custom'] },
+    resumable: { type: 'boolean' },
     has_api_key: { type: 'boolean' },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },

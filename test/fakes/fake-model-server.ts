@@ -7,6 +7,9 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hashEmbedding } from '../../infra/hash-embedder';
+import { BackgroundResponses, type BackgroundCounts, type FakeBackgroundBehaviour } from './fake-background';
+
+export type { BackgroundCounts, FakeBackgroundBehaviour };
 
 /**
  * One request's outcome in a `sequence`: answer HTTP `fail`; stream `dropAfterDeltas` deltas then
@@ -51,6 +54,8 @@ export interface FakeBehaviour {
    * test holds a complete answer's end to act in that window.
    */
   beforeEnd?: () => Promise<void>;
+  /** Faults of background responses (`background: true, stream: true`; test/fakes/fake-background.ts). */
+  background?: FakeBackgroundBehaviour;
 }
 
 /** Scripted behaviour of POST /embeddings for one model. */
@@ -104,6 +109,8 @@ export interface FakeModelServer {
    */
   embeddingRequests: RecordedRequest[];
   embeddingRequestsFor(model: string): RecordedRequest[];
+  /** Background responses of this model created, resumed and cancelled since the start or `reset()`. */
+  backgroundCounts(model: string): BackgroundCounts;
   /** Stop listening and destroy open sockets (hanging requests included). */
   close(): Promise<void>;
 }
@@ -266,6 +273,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
   const embeddingFailures = new Map<string, number>();
   const embeddingRequests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  const background = new BackgroundResponses();
   let closing = false;
 
   const behaviourFor = (model: string): FakeBehaviour => ({ ...defaults, ...scripts.get(model) });
@@ -365,6 +373,14 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       await handleEmbeddings(req, res);
       return;
     }
+    const stored = /\/responses\/([^/]+)(\/cancel)?$/.exec(pathname);
+    if (stored && req.method === (stored[2] ? 'POST' : 'GET')) {
+      req.resume();
+      const id = decodeURIComponent(stored[1]!);
+      if (stored[2]) background.cancel(res, id);
+      else background.retrieve(res, id, new URL(req.url ?? '/', 'http://fake').searchParams);
+      return;
+    }
     if (req.method !== 'POST' || !(pathname === '/responses' || pathname.endsWith('/responses'))) {
       req.resume();
       sendError(res, 404, `Invalid URL (${req.method ?? 'GET'} ${req.url ?? '/'})`);
@@ -461,6 +477,19 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       total_tokens: 0,
     };
     usage.total_tokens = usage.input_tokens + usage.output_tokens;
+
+    if (body.background === true && body.stream === true) {
+      background.create(res, {
+        model,
+        text,
+        chunks: chunkText(text, behaviour.chunkSize),
+        delayMs: behaviour.deltaDelayMs ?? 0,
+        usage: { ...usage },
+        behaviour: behaviour.background ?? {},
+        markDropped: () => (droppedByServer = true),
+      });
+      return;
+    }
 
     const responseId = newId('resp');
     const itemId = newId('msg');
@@ -606,6 +635,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
           countersFor(model).sequenced = 0;
         },
         reset() {
+          background.reset();
           scripts.clear();
           counters.clear();
           requests.length = 0;
@@ -624,8 +654,12 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
         embeddingRequestsFor(model) {
           return embeddingRequests.filter((request) => request.model === model);
         },
+        backgroundCounts(model) {
+          return background.countsFor(model);
+        },
         close() {
           closing = true;
+          background.close();
           for (const socket of sockets) socket.destroy();
           return new Promise<void>((done) => {
             server.close(() => done());

@@ -26,6 +26,8 @@ export interface SeedOptions {
   model: string;
   /** The fake's embedding model for the pipeline; default: the built-in hash embedder. */
   embeddingModel?: string;
+  /** Register the LLM in resumable mode (issue 27). */
+  resumable?: boolean;
 }
 
 /** Embedding model, splitter, pipeline with one ready document, an LLM on the fake, an agent. */
@@ -62,7 +64,13 @@ export async function seedAgent(admin: Api, fake: FakeModelServer, opts: SeedOpt
   });
   expect(doc.status).toBe(202);
   expect(await documentSettled(admin, pipeline.body.id, doc.body.id)).toMatchObject({ status: 'ready' });
-  const llm = await admin.post('/llms', { name, endpoint: fake.url, model: opts.model, api_key: 'sk-x' });
+  const llm = await admin.post('/llms', {
+    name,
+    endpoint: fake.url,
+    model: opts.model,
+    api_key: 'sk-x',
+    ...(opts.resumable ? { resumable: true } : {}),
+  });
   expect(llm.status).toBe(201);
   const agent = await admin.post('/agents', {
     name,

@@ -14,6 +14,7 @@ const FIELDS = [
   'model',
   'name',
   'provider',
+  'resumable',
   'updated_at',
 ];
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -104,6 +105,22 @@ describe('LLM-1 create and read', () => {
     expect(llm.description).toBeNull();
   });
 
+  it('issue 27: resumable is off unless asked; set on create, changed by PATCH, returned by GET; not a boolean → 400 naming it', async () => {
+    const base = { endpoint: 'http://localhost:9/v1', model: 'm', api_key: 'x' };
+    expect((await create({ name: 'not-resumable', ...base })).resumable).toBe(false);
+    const llm = await create({ name: 'resumable', ...base, resumable: true });
+    expect(llm.resumable).toBe(true);
+    expect((await stack.api.get(`/llms/${llm.id}`)).body.resumable).toBe(true);
+    expect(await stack.rt.llms.getForCall(llm.id)).toMatchObject({ resumable: true });
+    const off = await stack.api.patch(`/llms/${llm.id}`, { resumable: false });
+    expect(off.status).toBe(200);
+    expect(off.body.resumable).toBe(false);
+    expect((await stack.api.get(`/llms/${llm.id}`)).body.resumable).toBe(false);
+    const bad = await stack.api.post('/llms', { name: 'bad-resumable', ...base, resumable: 'yes' });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('resumable');
+  });
+
   it('LLM-1: api_key is required and non-empty; endpoint must be an http(s) URL; 400 names the field', async () => {
     const valid = { name: 'invalid-cases', endpoint: 'https://api.openai.com/v1', model: 'm', api_key: 'k' };
     const before = await count();
@@ -164,6 +181,7 @@ describe('LLM-1 create and read', () => {
       endpoint: 'https://api.openai.com/v1',
       model: 'm',
       apiKey: key,
+      resumable: false,
     });
   });
 });
@@ -204,6 +222,7 @@ describe('LLM-1 update and delete', () => {
       endpoint: 'https://api.anthropic.com/v1',
       model: 'claude',
       apiKey: newKey,
+      resumable: false,
     });
     expect((await stack.api.get(`/llms/${llm.id}`)).body).toEqual(moved.body);
   });

@@ -27,6 +27,9 @@ let temporal: PrivateTemporal;
 let stack: ProcessStack;
 let fake: FakeModelServer;
 let agent: SeededAgent;
+/** The same agent on a resumable LLM (issue 27). */
+let resumable: SeededAgent;
+const RESUMABLE_MODEL = 'temporal-resumable-gpt';
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
@@ -39,6 +42,7 @@ beforeAll(async () => {
     AGENTRY_LLM_START_TO_CLOSE_MS: '600000',
   });
   agent = await seedAgent(stack.admin, fake, { model: MODEL });
+  resumable = await seedAgent(stack.admin, fake, { model: RESUMABLE_MODEL, resumable: true });
 });
 
 afterAll(async () => {
@@ -94,5 +98,22 @@ describe('reliability: Temporal restarted mid-execution', () => {
       status: 'succeeded',
       attempts: 1,
     });
+  }, 150_000);
+
+  it('issue 27: with a resumable LLM, Temporal down longer than the heartbeat timeout: the retry neither creates a second response nor resumes the live one; the full answer once, no reset', async () => {
+    const answer = scriptedAnswer(150);
+    fake.script(RESUMABLE_MODEL, { text: answer, deltaDelayMs: 250 });
+    const stream = await executeAgent(stack.admin, resumable);
+    expect(stream.status).toBe(200);
+    await waitFor(() => deltaCount(stream.events) >= 3, { what: 'the first deltas', timeoutMs: 20_000 });
+    await temporal.restart(HEARTBEAT_TIMEOUT_MS + 5000);
+    expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);
+    await stream.ended;
+    expectCleanAnswer(stream.events, answer, 1);
+    expect(resets(stream.events)).toHaveLength(0);
+    expect(fake.backgroundCounts(RESUMABLE_MODEL)).toMatchObject({ creates: 1, resumes: 0, cancels: 0 });
+    expect(await activityRuns(temporal.address, `execution-${stream.executionId}`, 'callModel')).toEqual([
+      { attempt: 2, previousFailure: 'timeout:TIMEOUT_TYPE_HEARTBEAT' },
+    ]);
   }, 150_000);
 });
