@@ -9,14 +9,15 @@ import type { LlmStore } from '../db/llm-store';
 import type { ExecutionStore } from '../db/execution-store';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 import type { ChatMessage } from '../domain/llm-request';
-import { closingEvents, type RelayEvent } from '../domain/stream-events';
+import { closingEvents } from '../domain/stream-events';
 import { ModelClients } from '../infra/model-clients';
-import { RELAY_START, type Relay } from '../infra/relay';
+import type { Relay } from '../infra/relay';
 import { FailureType, type CallModelInput, type CallModelResult, type Usage } from '../workflows/contracts';
 import type { ExecutionScratch } from './execution-scratch';
 import { ModelAttempt } from './model-attempt';
 import { cancelAtProvider, progressOf, resumptionFrom, type ResumeOutcome } from './model-resume';
 import { streamAnswer } from './model-stream';
+import { relayWriter } from './relay-writer';
 import type { RunningStreams } from './running-streams';
 import { throughDatabase } from './through-database';
 
@@ -51,26 +52,9 @@ const ANSWER_NAMESPACE = '6f1f3c52-8a7e-4b8e-9d55-2f2b7f0c9a11';
 export const answerPayloadId = (executionId: string): string =>
   uuidv5(`${executionId}:answer`, ANSWER_NAMESPACE);
 
-const relayUnavailable = (): ApplicationFailure =>
-  ApplicationFailure.create({ type: FailureType.InfraUnavailable, message: 'Relay unavailable' });
-
 export function createCallModel(deps: CallModelDeps) {
   const clients = new ModelClients();
-  const publish = async (executionId: string, event: RelayEvent): Promise<void> => {
-    try {
-      await deps.relay.publish(executionId, event);
-    } catch {
-      throw relayUnavailable();
-    }
-  };
-
-  const readLog = (executionId: string) =>
-    deps.relay.read(executionId, RELAY_START).then(
-      (log) => log.map((entry) => entry.event),
-      () => {
-        throw relayUnavailable();
-      },
-    );
+  const { publish, readLog } = relayWriter(deps.relay);
 
   return async function callModel(input: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
