@@ -28,18 +28,25 @@ export function stopChild(child: ChildProcess, graceMs = 40_000): Promise<void> 
   });
 }
 
-/** Starts `node dist/<script>`, its output to a log file; resolves once `ready` answers 200. */
+/**
+ * Starts `node <root>/dist/<script>` (root: this checkout unless another is given), its output to
+ * a log file, with `env` over this process's environment less the `unset` names; resolves once
+ * `ready` answers 200.
+ */
 export async function startProcess(
   name: string,
   script: string,
   env: Record<string, string>,
   ready: string,
   stateDir: string,
+  options: { root?: string; unset?: string[] } = {},
 ): Promise<Proc> {
   const logFile = path.join(stateDir, `${name}.log`);
   const out = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', script)], {
-    env: { ...process.env, ...env },
+  const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
+  for (const key of options.unset ?? []) delete childEnv[key];
+  const child = spawn(process.execPath, [path.join(options.root ?? ROOT, 'dist', script)], {
+    env: childEnv,
     stdio: ['ignore', out, out],
   });
   const proc: Proc = { name, child, logFile, stop: () => stopChild(child) };

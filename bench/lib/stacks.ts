@@ -30,6 +30,15 @@ export interface AgentryStack {
   stop(): Promise<void>;
 }
 
+export interface StackOptions {
+  /** The checkout whose dist/ runs (default: this one), e.g. an older build to compare with. */
+  root?: string;
+  /** Settings of both processes (over the stack's own). */
+  env?: Record<string, string>;
+  /** Embedded only: the quick start's own stores, PGlite and the in-process relay (no database here). */
+  ownStores?: boolean;
+}
+
 /**
  * Starts Agentry in `mode` on a fresh database `agentry_bench_<name>_<id>`; `workerEnv` is added to
  * the worker process's environment only (production mode).
@@ -38,7 +47,10 @@ export async function startAgentryStack(
   mode: StackMode,
   name: string,
   workerEnv: Record<string, string> = {},
+  options: StackOptions = {},
 ): Promise<AgentryStack> {
+  const root = options.root ?? ROOT;
+  const ownStores = mode === 'embedded' && options.ownStores === true;
   const suffix = randomBytes(4).toString('hex');
   const stateDir = path.join(ROOT, 'bench', '.state', `${name}-${suffix}`);
   mkdirSync(stateDir, { recursive: true });
@@ -57,28 +69,38 @@ export async function startAgentryStack(
     AGENTRY_ADMIN_KEY_SECRET: keySecret,
     AGENTRY_REDIS_PREFIX: `agentry-bench-${suffix}:`,
     AGENTRY_TASK_QUEUE: `bench-${name}-${suffix}`,
-    AGENTRY_WORKFLOW_BUNDLE: path.join(ROOT, 'dist', 'workflow-bundle.js'),
+    AGENTRY_WORKFLOW_BUNDLE: path.join(root, 'dist', 'workflow-bundle.js'),
     AGENTRY_WORKER_METRICS_PORT: String(metricsPort),
     AGENTRY_STATE_DIR: stateDir,
     PORT: String(apiPort),
     HOST: '127.0.0.1',
+    ...options.env,
   };
-  await admin(`CREATE DATABASE ${databaseName}`);
+  const spawnOptions = { root, unset: ownStores ? ['DATABASE_URL', 'REDIS_URL'] : [] };
+  if (ownStores) {
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+  } else await admin(`CREATE DATABASE ${databaseName}`);
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const procs: Proc[] = [];
   const stop = async () => {
     await Promise.all(procs.map((p) => p.stop()));
+    if (ownStores) return;
     if (process.env.BENCH_KEEP_DB === '1') log(`database kept: ${databaseName}`);
     else await admin(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
   };
   try {
     if (mode === 'embedded') {
-      procs.push(await startProcess('embedded', 'embedded.js', env, `${apiUrl}/readyz`, stateDir));
+      procs.push(
+        await startProcess('embedded', 'embedded.js', env, `${apiUrl}/readyz`, stateDir, spawnOptions),
+      );
     } else {
       // The API first: it migrates the fresh database before the worker connects.
-      procs.push(await startProcess('api', 'api/server.js', env, `${apiUrl}/readyz`, stateDir));
+      procs.push(await startProcess('api', 'api/server.js', env, `${apiUrl}/readyz`, stateDir, spawnOptions));
       const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
-      procs.push(await startProcess('worker', 'worker.js', { ...env, ...workerEnv }, metrics, stateDir));
+      procs.push(
+        await startProcess('worker', 'worker.js', { ...env, ...workerEnv }, metrics, stateDir, spawnOptions),
+      );
     }
   } catch (err) {
     await stop();
@@ -103,6 +125,7 @@ export async function startAgentryStack(
       worker: mode === 'embedded' ? `${apiUrl}/metrics` : `http://127.0.0.1:${metricsPort}/metrics`,
     },
     redisPrefix: env.AGENTRY_REDIS_PREFIX!,
+    ...(ownStores ? { databaseName: '(PGlite)' } : {}),
     stop,
   };
 }
