@@ -18,7 +18,7 @@ import { startPacedModel, type PacedModel } from './lib/paced-model';
 import { startRedis } from './lib/redis-server';
 import { figuresJson, machine, round, writeResults } from './lib/report';
 import { startAgentryStack, type AgentryStack } from './lib/stacks';
-import { askAgentry, askDirect, runClients } from './lib/stream-clients';
+import { SYSTEM, askAgentry, askDirect, runClients } from './lib/stream-clients';
 import { TEMPORAL_METRICS_URL, redisCpu } from './lib/streams-meters';
 import { measureColumn, type StreamScenario } from './lib/streams-phase';
 import {
@@ -116,13 +116,35 @@ const step = (message: string) => log(`${message} (at ${Math.round((nowMs() - st
 
 const AGENT = {
   name: 'bench-streams',
-  prompt: [{ role: 'user', template: '{question}' }],
+  prompt: [
+    { role: 'system', template: SYSTEM },
+    { role: 'user', template: '{question}' },
+  ],
   placeholders: [{ name: 'question', type: 'query' }],
 };
 
-/** The agent and one LLM per scenario (its model name paces it) on a stack. */
+/**
+ * The agent, the (empty) pipeline an execution names, and one LLM per scenario (its model name
+ * paces it) on a stack.
+ */
 async function setupAgentry(stack: AgentryStack, model: PacedModel, scenarios: StreamScenario[]) {
   const agent = await stack.http.expect<{ id: string }>(201, 'POST', '/agents', AGENT);
+  const embedder = await stack.http.expect<{ id: string }>(201, 'POST', '/embedding_models', {
+    name: 'bench-hash-8',
+    provider: 'hash',
+    size: 8,
+  });
+  const splitter = await stack.http.expect<{ id: string }>(201, 'POST', '/text_splitters', {
+    name: 'bench-1k',
+    provider: 'recursive_character',
+    parameters: { chunk_size: 1000, chunk_overlap: 0 },
+  });
+  const pipeline = await stack.http.expect<{ id: string }>(201, 'POST', '/pipelines', {
+    name: 'bench-streams',
+    embedding_model_id: embedder.id,
+    text_splitter_id: splitter.id,
+    classifications: [{ name: 'internal' }],
+  });
   const llms = new Map<string, string>();
   for (const s of [...scenarios, WARMUP]) {
     const llm = await stack.http.expect<{ id: string }>(201, 'POST', '/llms', {
@@ -136,7 +158,7 @@ async function setupAgentry(stack: AgentryStack, model: PacedModel, scenarios: S
   return (s: StreamScenario) => (q: string) =>
     askAgentry(
       `${stack.apiUrl}/agents/${agent.id}/execute`,
-      { ...stack.key, 'x-llm-id': llms.get(s.id)! },
+      { ...stack.key, 'x-pipeline-id': pipeline.id, 'x-llm-id': llms.get(s.id)! },
       q,
       settings.timeoutS * 1000,
     );

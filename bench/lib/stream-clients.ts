@@ -20,6 +20,9 @@ export function question(key: string, deltas: number): string {
   return [key, ...Array.from({ length: Math.max(0, deltas - 2) }, (_, i) => `w${i}`)].join(' ');
 }
 
+/** The system message of both columns' requests. */
+export const SYSTEM = 'Answer briefly.';
+
 export const expectedAnswer = (q: string): string => `Echo: ${q}`;
 
 /** The model directly: `client.responses.create({stream: true})`, every delta event timed. */
@@ -27,7 +30,10 @@ export async function askDirect(client: OpenAI, model: string, q: string): Promi
   const sentAt = nowMs();
   const stream = await client.responses.create({
     model,
-    input: [{ role: 'user', content: q }],
+    input: [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: q },
+    ],
     stream: true,
   });
   const out: Received = { ttftMs: NaN, totalMs: NaN, receipts: [], text: '' };

@@ -10,15 +10,16 @@ export const TEMPORAL_METRICS_URL = process.env.BENCH_TEMPORAL_METRICS_URL ?? ''
 
 /**
  * Heartbeat requests the server's frontend has answered so far (`service_requests` of the
- * operations RecordActivityTaskHeartbeat and …ById), or null without a metrics URL.
+ * operations RecordActivityTaskHeartbeat and …ById, frontend only: the history service counts each
+ * one again as it handles it), or null without a metrics URL.
  */
 export async function heartbeatsSoFar(url = TEMPORAL_METRICS_URL): Promise<number | null> {
   if (!url) return null;
   const text = await (await fetch(url, { signal: AbortSignal.timeout(10_000) })).text();
   let total = 0;
   for (const line of text.split('\n')) {
-    if (!line.startsWith('service_requests{') || !/operation="RecordActivityTaskHeartbeat(ById)?"/.test(line))
-      continue;
+    if (!line.startsWith('service_requests{') || !line.includes('service_name="frontend"')) continue;
+    if (!/operation="RecordActivityTaskHeartbeat(ById)?"/.test(line)) continue;
     total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
