@@ -39,7 +39,8 @@ const perAnswerMs = (seconds: number | null | undefined, answers: number) =>
 export async function measureColumn(input: PhaseInput) {
   const { scenario, column, model } = input;
   await model.take(); // emission records of earlier phases
-  const heartbeatsBefore = await heartbeatsSoFar();
+  // The direct column does not touch Temporal: its heartbeats are not its own.
+  const heartbeatsBefore = column === 'direct' ? null : await heartbeatsSoFar();
   const redisBefore = input.redisCpu ? await input.redisCpu() : null;
   const tag = `${scenario.id}${column[0]}${Date.now().toString(36)}`;
   let run: Awaited<ReturnType<typeof runClients>> | undefined;
@@ -54,7 +55,7 @@ export async function measureColumn(input: PhaseInput) {
     );
     return { ttft: run.ttft, total: run.total, errors: run.errors, completed: run.completed };
   });
-  const heartbeatsAfter = await heartbeatsSoFar();
+  const heartbeatsAfter = column === 'direct' ? null : await heartbeatsSoFar();
   const redisAfter = input.redisCpu ? await input.redisCpu() : null;
   const { emissions, requests } = await model.take();
   const delays: number[] = [];
