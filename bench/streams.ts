@@ -122,7 +122,7 @@ async function runStack(
       {},
       {
         root: settings.agentryDir,
-        ownStores: true,
+        ownStores: kind === 'embedded',
         ...(redis ? { env: { REDIS_URL: redis.url } } : {}),
       },
     );
