@@ -3,9 +3,11 @@
 // time at which each `response.output_text.delta` event was written, keyed by the answer's second
 // delta (the streams benchmark makes it unique per request). The fake is used as it is: the
 // emission times come from its responses' writes, seen through ServerResponse.prototype.write in
-// this process only. IPC: {script: {model, deltaDelayMs}} and {take: true} (answers the emission
+// this process only. Its server keeps idle connections 65 s (Node's default is 5 s): a client
+// starved of CPU for seconds otherwise reuses a connection the server just closed and reads a
+// "Connection error" that no model gave (32 of 916 S1 answers on a machine at load 14). IPC: {script: {model, deltaDelayMs}} and {take: true} (answers the emission
 // times recorded since the last take, and the number of model requests).
-import { ServerResponse } from 'node:http';
+import http, { ServerResponse } from 'node:http';
 import { startFakeModelServer } from '../../test/fakes/fake-model-server';
 import { nowMs } from './env';
 
@@ -33,6 +35,14 @@ ServerResponse.prototype.write = function (this: ServerResponse, chunk: unknown,
   }
   return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
 } as typeof ServerResponse.prototype.write;
+
+const createServer = http.createServer;
+http.createServer = ((...args: Parameters<typeof createServer>) => {
+  const server = createServer(...args);
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  return server;
+}) as typeof createServer;
 
 async function main(): Promise<void> {
   const fake = await startFakeModelServer();

@@ -12,6 +12,7 @@ export interface ScenarioResult {
 
 const n = (v: number | null | undefined, digits = 1) =>
   v === null || v === undefined || !Number.isFinite(v) ? '—' : String(round(v, digits));
+const signed = (v: number | null) => (v === null ? '—' : `${v >= 0 ? '+' : ''}${round(v, 1)}`);
 const diff = (a?: number | null, b?: number | null) =>
   a === null || a === undefined || b === null || b === undefined ? null : round(a - b, 1);
 
@@ -68,7 +69,7 @@ export function printStreams(results: ScenarioResult[], perDelta: ReturnType<typ
         `${n(col.answers_per_s, 2)}${agentry ? ` (${n(c.answers_per_s_ratio, 2)}×)` : ''}`,
         `${n(col.ttft_ms.p50, 0)} / ${n(col.ttft_ms.p95, 0)}`,
         agentry ? `${n(c.added_ttft_p50_ms, 0)} / ${n(c.added_ttft_p95_ms, 0)}` : '',
-        `${n(col.delivery_ms.p95, 1)}${agentry ? ` (+${n(c.added_delivery_p95_ms, 1)})` : ''}`,
+        `${n(col.delivery_ms.p95, 1)}${agentry ? ` (${signed(c.added_delivery_p95_ms)})` : ''}`,
         n(col.heartbeats?.per_answer, 1),
         n(col.heartbeats?.per_stream_minute, 1),
         n(col.rss_peak_mb, 0),
