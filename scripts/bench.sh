@@ -6,7 +6,8 @@
 # Environment: BENCH_TEMPORAL_PORT (default: the first free port from 7299; a server already on a
 # port given here is reused), TEMPORAL_ADDRESS (use that server instead),
 # DATABASE_URL / REDIS_URL (the services), BENCH_SKIP_BUILD=1, plus each benchmark's BENCH_* and
-# the product's AGENTRY_* settings (see bench/README.md).
+# the product's AGENTRY_* settings (see bench/README.md). A server this script starts serves its
+# Prometheus metrics on a free port from 9299 (BENCH_TEMPORAL_METRICS_URL, read by `streams`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,8 +51,15 @@ if [[ -z "${TEMPORAL_ADDRESS:-}" ]]; then
   fi
   echo "[bench] Temporal dev server on 127.0.0.1:$PORT" >&2
   mkdir -p "$STATE/temporal-$PORT"
-  TEMPORAL_PID=$(bash scripts/temporal-dev-server.sh "$PORT" "$STATE/temporal-$PORT" --headless)
-  [[ "$TEMPORAL_PID" == existing ]] && echo "[bench] reusing the server already on :$PORT" >&2
+  METRICS_PORT=9299
+  while port_taken "$METRICS_PORT"; do METRICS_PORT=$((METRICS_PORT + 1)); done
+  TEMPORAL_PID=$(bash scripts/temporal-dev-server.sh "$PORT" "$STATE/temporal-$PORT" --headless \
+    --metrics-port "$METRICS_PORT")
+  if [[ "$TEMPORAL_PID" == existing ]]; then
+    echo "[bench] reusing the server already on :$PORT (its metrics, if any, are not read)" >&2
+  else
+    export BENCH_TEMPORAL_METRICS_URL="http://127.0.0.1:$METRICS_PORT/metrics"
+  fi
   export TEMPORAL_ADDRESS="127.0.0.1:$PORT"
 fi
 

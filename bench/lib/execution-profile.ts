@@ -29,8 +29,10 @@ export async function profileConcurrentPhase(
     'execution-profile',
     {},
     {
-      api: cpuProfileArgs(path.join(dir, 'api')),
-      worker: cpuProfileArgs(path.join(dir, 'worker')),
+      nodeArgs: {
+        api: cpuProfileArgs(path.join(dir, 'api')),
+        worker: cpuProfileArgs(path.join(dir, 'worker')),
+      },
     },
   );
   try {

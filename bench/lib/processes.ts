@@ -29,8 +29,9 @@ export function stopChild(child: ChildProcess, graceMs = 40_000): Promise<void> 
 }
 
 /**
- * Starts `node [nodeArgs] dist/<script>`, its output to a log file; resolves once `ready` answers
- * 200.
+ * Starts `node [nodeArgs] <root>/dist/<script>` (root: this checkout unless another is given), its output to
+ * a log file, with `env` over this process's environment less the `unset` names; resolves once
+ * `ready` answers 200.
  */
 export async function startProcess(
   name: string,
@@ -38,14 +39,20 @@ export async function startProcess(
   env: Record<string, string>,
   ready: string,
   stateDir: string,
-  nodeArgs: string[] = [],
+  options: { root?: string; unset?: string[]; nodeArgs?: string[] } = {},
 ): Promise<Proc> {
   const logFile = path.join(stateDir, `${name}.log`);
   const out = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', script)], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', out, out],
-  });
+  const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
+  for (const key of options.unset ?? []) delete childEnv[key];
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), path.join(options.root ?? ROOT, 'dist', script)],
+    {
+      env: childEnv,
+      stdio: ['ignore', out, out],
+    },
+  );
   const proc: Proc = { name, child, logFile, stop: () => stopChild(child) };
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${logFile}`);

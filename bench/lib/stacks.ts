@@ -30,17 +30,29 @@ export interface AgentryStack {
   stop(): Promise<void>;
 }
 
+export interface StackOptions {
+  /** The checkout whose dist/ runs (default: this one), e.g. an older build to compare with. */
+  root?: string;
+  /** Settings of both processes (over the stack's own). */
+  env?: Record<string, string>;
+  /** Embedded only: the quick start's own stores, PGlite and the in-process relay (no database here). */
+  ownStores?: boolean;
+  /** Production only: Node's own arguments for the API and the worker (e.g. `--cpu-prof`). */
+  nodeArgs?: Partial<Record<'api' | 'worker', string[]>>;
+}
+
 /**
  * Starts Agentry in `mode` on a fresh database `agentry_bench_<name>_<id>`; `workerEnv` is added to
- * the worker's environment only, `nodeArgs` to the API's and the worker's command lines
- * (production mode).
+ * the worker process's environment only (production mode).
  */
 export async function startAgentryStack(
   mode: StackMode,
   name: string,
   workerEnv: Record<string, string> = {},
-  nodeArgs: Partial<Record<'api' | 'worker', string[]>> = {},
+  options: StackOptions = {},
 ): Promise<AgentryStack> {
+  const root = options.root ?? ROOT;
+  const ownStores = mode === 'embedded' && options.ownStores === true;
   const suffix = randomBytes(4).toString('hex');
   const stateDir = path.join(ROOT, 'bench', '.state', `${name}-${suffix}`);
   mkdirSync(stateDir, { recursive: true });
@@ -59,36 +71,45 @@ export async function startAgentryStack(
     AGENTRY_ADMIN_KEY_SECRET: keySecret,
     AGENTRY_REDIS_PREFIX: `agentry-bench-${suffix}:`,
     AGENTRY_TASK_QUEUE: `bench-${name}-${suffix}`,
-    AGENTRY_WORKFLOW_BUNDLE: path.join(ROOT, 'dist', 'workflow-bundle.js'),
+    AGENTRY_WORKFLOW_BUNDLE: path.join(root, 'dist', 'workflow-bundle.js'),
     AGENTRY_WORKER_METRICS_PORT: String(metricsPort),
     AGENTRY_STATE_DIR: stateDir,
     PORT: String(apiPort),
     HOST: '127.0.0.1',
+    ...options.env,
   };
-  await admin(`CREATE DATABASE ${databaseName}`);
+  const spawnOptions = { root, unset: ownStores ? ['DATABASE_URL', 'REDIS_URL'] : [] };
+  if (ownStores) {
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+  } else await admin(`CREATE DATABASE ${databaseName}`);
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const procs: Proc[] = [];
   const stop = async () => {
     await Promise.all(procs.map((p) => p.stop()));
+    if (ownStores) return;
     if (process.env.BENCH_KEEP_DB === '1') log(`database kept: ${databaseName}`);
     else await admin(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
   };
   try {
     if (mode === 'embedded') {
-      procs.push(await startProcess('embedded', 'embedded.js', env, `${apiUrl}/readyz`, stateDir));
+      procs.push(
+        await startProcess('embedded', 'embedded.js', env, `${apiUrl}/readyz`, stateDir, spawnOptions),
+      );
     } else {
       // The API first: it migrates the fresh database before the worker connects.
-      procs.push(await startProcess('api', 'api/server.js', env, `${apiUrl}/readyz`, stateDir, nodeArgs.api));
+      procs.push(
+        await startProcess('api', 'api/server.js', env, `${apiUrl}/readyz`, stateDir, {
+          ...spawnOptions,
+          nodeArgs: options.nodeArgs?.api,
+        }),
+      );
       const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
       procs.push(
-        await startProcess(
-          'worker',
-          'worker.js',
-          { ...env, ...workerEnv },
-          metrics,
-          stateDir,
-          nodeArgs.worker,
-        ),
+        await startProcess('worker', 'worker.js', { ...env, ...workerEnv }, metrics, stateDir, {
+          ...spawnOptions,
+          nodeArgs: options.nodeArgs?.worker,
+        }),
       );
     }
   } catch (err) {
@@ -114,6 +135,7 @@ export async function startAgentryStack(
       worker: mode === 'embedded' ? `${apiUrl}/metrics` : `http://127.0.0.1:${metricsPort}/metrics`,
     },
     redisPrefix: env.AGENTRY_REDIS_PREFIX!,
+    ...(ownStores ? { databaseName: '(PGlite)' } : {}),
     stop,
   };
 }
