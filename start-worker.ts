@@ -44,8 +44,10 @@ export async function startWorker(
 ): Promise<WorkerHandle> {
   const { config } = rt;
   const streams = new RunningStreams();
+  const temporal = await connectTemporalClient(rt, connection);
   const activities = createActivities({
     ...rt,
+    temporal,
     contentRetentionSeconds: config.contentRetentionSeconds,
     traceTtlSeconds: config.traceTtlSeconds,
     defaultLlmId: config.defaultLlmId,
@@ -54,7 +56,7 @@ export async function startWorker(
     scratch: new ExecutionScratch(),
   });
   // Before the worker exists: a refused schedule then leaves no worker behind.
-  await ensureRetentionSchedule(await connectTemporalClient(rt, connection), {
+  await ensureRetentionSchedule(temporal, {
     taskQueue: config.taskQueue,
     everySeconds: config.contentSweepSeconds,
     logger: rt.logger,
