@@ -5,7 +5,7 @@
 // embedding model whose index is absent with no import running (one a terminated import dropped),
 // stale, or half rebuilt. Started as abandoned children: the sweep does not wait for a build.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { ParentClosePolicy, patched, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { vectorIndexWorkflowId } from './contracts';
 import { tasksQueue } from './activity-proxies';
@@ -23,6 +23,8 @@ export async function contentRetention(): Promise<{ deleted: number; indexes?: n
   const { deleteExpiredContent } = sweep('delete expired content');
   const { vectorIndexesToMaintain } = sweep('find vector indexes to build');
   const result = await deleteExpiredContent();
+  // Sweeps recorded before the index check replay without it.
+  if (!patched('vector-index-sweep')) return result;
   const due = await vectorIndexesToMaintain();
   for (const embeddingModelId of due) {
     await startChild(vectorIndexMaintenance, {
