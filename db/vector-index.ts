@@ -92,12 +92,14 @@ export class VectorIndexStore {
 
   /**
    * `building` while a first build runs, `rebuilding` while a valid index serves and a new one is
-   * built; an index a failed build left invalid is `absent`.
+   * beside it; an index a failed build left invalid is `absent`.
    */
   async state(modelId: string): Promise<VectorIndexState> {
     const found = await this.indexes(modelId);
     const [current, next] = [found.get(hnswIndexName(modelId)), found.get(nextIndexName(modelId))];
-    if (current?.valid) return next?.building ? 'rebuilding' : 'ready';
+    // A rebuild's index, building or built and not yet swapped in (or left by a dead rebuild, until
+    // the sweep finishes or drops it).
+    if (current?.valid) return next ? 'rebuilding' : 'ready';
     return current?.building ? 'building' : 'absent';
   }
 
