@@ -18,6 +18,12 @@ export interface VectorIndexDeps {
 }
 
 const HEARTBEAT_MS = 5_000;
+/**
+ * An import whose documents changed this recently may still be loading (between two batches, or
+ * its last batch about to build the index): its index is left to it. 2 minutes: a group of 1,000
+ * fragments takes seconds, and the sweep comes every minute.
+ */
+const IMPORT_QUIET_MS = 120_000;
 /** Parameters changed while a rebuild ran are taken by the next pass, up to this many. */
 const PASSES = 3;
 
@@ -25,10 +31,13 @@ export function createVectorIndexActivities(deps: VectorIndexDeps) {
   /**
    * Whether an import of the model is running: its last batch builds the index it deferred
    * (activities/ingest-document.ts). A batch whose workflow ended without finishing (terminated,
-   * timed out) builds nothing, so its index is built here.
+   * timed out) and left its documents pending builds nothing, so once they have been still for
+   * IMPORT_QUIET_MS the index is built here.
    */
   const importRunning = async (modelId: string): Promise<boolean> => {
-    for (const batchId of await deps.vectorIndexes.batchesInFlight(modelId)) {
+    const { batches, recent } = await deps.vectorIndexes.loading(modelId, IMPORT_QUIET_MS);
+    if (recent) return true;
+    for (const batchId of batches) {
       try {
         const run = await deps.temporal.workflow.getHandle(batchIngestionWorkflowId(batchId)).describe();
         if (run.status.name === 'RUNNING') return true;

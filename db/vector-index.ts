@@ -179,14 +179,20 @@ export class VectorIndexStore {
     return matches(own, model) && !found.has(nextIndexName(model.id));
   }
 
-  /** The import batches of the model's pipelines whose documents are not all done. */
-  async batchesInFlight(modelId: string): Promise<string[]> {
+  /**
+   * The import batches of the model's pipelines whose documents are not all done, and whether any
+   * document of them changed in the last `quietMs` (an import between two batches, or its last
+   * batch about to build the index).
+   */
+  async loading(modelId: string, quietMs: number): Promise<{ batches: string[]; recent: boolean }> {
     const { rows } = (await this.db.raw(
-      `SELECT DISTINCT v.batch_id AS id FROM document_versions v JOIN pipelines p ON p.id = v.pipeline_id
-       WHERE p.embedding_model_id = ? AND v.batch_id IS NOT NULL AND v.status IN ('pending', 'processing')`,
-      [modelId],
-    )) as { rows: { id: string }[] };
-    return rows.map((r) => r.id);
+      `SELECT DISTINCT v.batch_id AS id, v.updated_at > now() - make_interval(secs => ?) AS recent
+       FROM document_versions v JOIN pipelines p ON p.id = v.pipeline_id
+       WHERE p.embedding_model_id = ? AND v.batch_id IS NOT NULL
+         AND (v.status IN ('pending', 'processing') OR v.updated_at > now() - make_interval(secs => ?))`,
+      [quietMs / 1000, modelId, quietMs / 1000],
+    )) as { rows: { id: string; recent: boolean }[] };
+    return { batches: [...new Set(rows.map((r) => r.id))], recent: rows.some((r) => r.recent) };
   }
 
   /** A CONCURRENTLY build with the build settings; an invalid index of that name is dropped first. */

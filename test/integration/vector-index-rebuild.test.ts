@@ -252,6 +252,15 @@ describe("issue 26: rebuilding an existing model's index", () => {
       .update({ status: 'processing' });
     expect(await stack.rt.vectorIndexes.deferForLoad(modelId, 5000)).toBe(true);
     expect(await indexState(modelId)).toBe('absent');
+    // An import whose documents changed in the last 2 minutes may still be loading: nothing is built.
+    const early = await stack.temporal.workflow.execute('contentRetention', {
+      taskQueue: stack.env.config.taskQueue,
+      workflowId: `test-sweep-0-${modelId}`,
+    });
+    expect(early).toEqual({ deleted: expect.any(Number) });
+    expect(await indexState(modelId)).toBe('absent');
+    // Still for 10 minutes, its workflow gone: the sweep builds the index.
+    await stack.rt.db('document_versions').update({ updated_at: new Date(Date.now() - 600_000) });
 
     const sweep = await stack.temporal.workflow.execute('contentRetention', {
       taskQueue: stack.env.config.taskQueue,
