@@ -100,6 +100,8 @@ export class VectorIndexStore {
     // A rebuild's index, building or built and not yet swapped in (or left by a dead rebuild, until
     // the sweep finishes or drops it).
     if (current?.valid) return next ? 'rebuilding' : 'ready';
+    // Between the swap's drop and rename the new index alone serves.
+    if (next?.valid) return 'rebuilding';
     return current?.building ? 'building' : 'absent';
   }
 

@@ -221,8 +221,10 @@ describe("issue 26: rebuilding an existing model's index", () => {
   });
 
   it('a requested rebuild builds a new index with the same parameters', async () => {
+    // By name in pg_class: between the old index's drop and the rename, no index has the name.
     const oid = async () =>
-      (await stack.rt.db.raw('SELECT ?::regclass::oid AS oid', [indexName(modelId)])).rows[0].oid as number;
+      ((await stack.rt.db.raw('SELECT oid FROM pg_class WHERE relname = ?', [indexName(modelId)])).rows[0]
+        ?.oid ?? null) as number | null;
     const before = await oid();
     const res = await stack.api.post(`/embedding_models/${modelId}/index:rebuild`, {});
     expect(res.status).toBe(202);
