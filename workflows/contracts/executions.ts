@@ -298,12 +298,3 @@ export interface PromptRequestContent {
   /** CH-2: appended to the user input as an `Attachments:` block; url ones also sent as input_file. */
   attachments?: ({ type: 'file'; fileId: string } | { type: 'url'; url: string })[];
 }
-
-/** The one workflow that builds or rebuilds an embedding model's index (issue 26). */
-export const vectorIndexWorkflowId = (embeddingModelId: string): string => `vector-index-${embeddingModelId}`;
-
-export interface VectorIndexInput {
-  embeddingModelId: string;
-  /** Rebuild even when the index has the model's parameters (a rebuild requested). */
-  rebuild?: boolean;
-}
