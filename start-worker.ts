@@ -45,8 +45,10 @@ export async function startWorker(
   const { config } = rt;
   const streams = new RunningStreams();
   const workerMetrics = createWorkerMetrics(registry);
+  const temporal = await connectTemporalClient(rt, connection);
   const activities = createActivities({
     ...rt,
+    temporal,
     contentRetentionSeconds: config.contentRetentionSeconds,
     traceTtlSeconds: config.traceTtlSeconds,
     defaultLlmId: config.defaultLlmId,
@@ -56,7 +58,7 @@ export async function startWorker(
     modelResumes: workerMetrics.modelResumes,
   });
   // Before the worker exists: a refused schedule then leaves no worker behind.
-  await ensureRetentionSchedule(await connectTemporalClient(rt, connection), {
+  await ensureRetentionSchedule(temporal, {
     taskQueue: config.taskQueue,
     everySeconds: config.contentSweepSeconds,
     logger: rt.logger,

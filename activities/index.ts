@@ -11,6 +11,7 @@ import { createRenderPrompt, type RenderDeps } from './render-prompt';
 import { createRenderPromptExecution, type RenderPromptExecutionDeps } from './render-prompt-execution';
 import { createRetrieveFragments, type RetrievalDeps } from './retrieve-fragments';
 import { createStoreTrace, type TraceDeps } from './store-trace';
+import { createVectorIndexActivities, type VectorIndexDeps } from './vector-indexes';
 
 export type ActivityDeps = CallModelDeps &
   BookkeepingDeps &
@@ -23,7 +24,8 @@ export type ActivityDeps = CallModelDeps &
   RenderPromptExecutionDeps &
   FinishPromptExecutionDeps &
   ChainStepDeps &
-  ContentRetentionDeps;
+  ContentRetentionDeps &
+  VectorIndexDeps;
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -39,6 +41,7 @@ export function createActivities(deps: ActivityDeps) {
     finishPromptExecution: createFinishPromptExecution(deps),
     ...createChainSteps(deps),
     ...createContentRetention(deps),
+    ...createVectorIndexActivities(deps),
   };
 }
 

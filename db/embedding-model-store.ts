@@ -7,7 +7,7 @@ import type { Principal } from '../domain/permissions';
 import type { KeyRing } from '../infra/crypto';
 import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
-import { hnswIndexDdl, hnswIndexName } from './vector-index';
+import { hnswIndexDdl, hnswIndexName, nextIndexName } from './vector-index';
 
 export interface EmbeddingModel extends named.Resource {
   provider: 'hash' | 'openai';
@@ -113,11 +113,38 @@ export class EmbeddingModelStore {
     return (await this.get(model.id))!;
   }
 
+  /** Name, description and the index's parameters (the index itself is rebuilt by reconcile). */
+  async update(
+    id: string,
+    patch: { name?: string; description?: string | null; index?: HnswParameters },
+  ): Promise<EmbeddingModel> {
+    const { index, ...fields } = patch;
+    return named.update(this.db, this.table, id, {
+      ...fields,
+      ...(index ? { hnsw_m: index.m, hnsw_ef_construction: index.efConstruction } : {}),
+    });
+  }
+
+  /** Every model's index parameters: what the periodic index check compares with PostgreSQL's. */
+  async indexParameters(): Promise<Pick<EmbeddingModel, 'id' | 'size' | 'index'>[]> {
+    const rows = (await this.db('embedding_models').select(
+      'id',
+      'size',
+      'hnsw_m',
+      'hnsw_ef_construction',
+    )) as Row[];
+    return rows.map((r) => ({
+      id: r.id,
+      size: r.size,
+      index: { m: r.hnsw_m, efConstruction: r.hnsw_ef_construction },
+    }));
+  }
+
   async delete(id: string): Promise<void> {
     await this.db.transaction(async (trx) => {
       const used = await trx('pipelines').where({ embedding_model_id: id }).first('name');
       if (used) throw new Conflict(`Embedding model is used by pipeline ${used.name as string}`);
-      await trx.raw(`DROP INDEX IF EXISTS ${hnswIndexName(id)}`);
+      await trx.raw(`DROP INDEX IF EXISTS ${hnswIndexName(id)}, ${nextIndexName(id)}`);
       await trx('fragments').where({ embedding_model_id: id }).delete();
       await trx('embedding_models').where({ id }).delete();
     });

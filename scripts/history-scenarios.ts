@@ -14,7 +14,14 @@ export interface Context {
   stack: Stack;
   fake: FakeModelServer;
   ids: Record<
-    'llm' | 'execLlm' | 'pipeline' | 'agent' | 'referenceAgent' | 'chain' | 'flakyEmbedder',
+    | 'llm'
+    | 'execLlm'
+    | 'pipeline'
+    | 'embeddingModel'
+    | 'agent'
+    | 'referenceAgent'
+    | 'chain'
+    | 'flakyEmbedder',
     string
   >;
 }
@@ -155,6 +162,12 @@ export const SCENARIOS: Scenario[] = [
     // The deployment's schedule starts the sweep; a triggered run is recorded like a timed one.
     run: (ctx) =>
       ctx.stack.temporal.schedule.getHandle(retentionScheduleId(ctx.stack.env.config.taskQueue)).trigger(),
+  },
+  {
+    name: 'vector-index-rebuild',
+    workflows: 1,
+    run: (ctx) =>
+      expectStatus(ctx.stack.api.post(`/embedding_models/${ctx.ids.embeddingModel}/index:rebuild`, {}), 202),
   },
   request('chain-success', 3, { exec: { text: 'Step.' } }, (ctx) => [
     `/api/v1/chains/${ctx.ids.chain}/execute`,

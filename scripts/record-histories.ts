@@ -76,6 +76,7 @@ async function setUp(stack: Stack, fake: FakeModelServer): Promise<Context> {
       llm: llmId,
       execLlm,
       pipeline: pipelineId,
+      embeddingModel: (await api.get(`/pipelines/${pipelineId}`)).body.embedding_model_id as string,
       agent: agent.body.id,
       referenceAgent: referenceAgent.body.id,
       chain: chain.body.chainId,
@@ -101,14 +102,15 @@ async function newWorkflows(stack: Stack, seen: Set<string>, count: number, rete
   );
 }
 
-async function record(ctx: Context): Promise<string[]> {
+async function record(ctx: Context, only: string[]): Promise<string[]> {
   const seen = new Set<string>();
+  const scenarios = only.length > 0 ? SCENARIOS.filter((s) => only.includes(s.name)) : SCENARIOS;
   // Only this recorder's files: histories kept from before a patched change (other names) stay.
-  const ours = new Set(SCENARIOS.map((s) => s.name));
+  const ours = new Set(scenarios.map((s) => s.name));
   for (const old of readdirSync(HISTORIES_DIR))
     if (old.endsWith('.json') && ours.has(old.split('.')[0]!)) rmSync(path.join(HISTORIES_DIR, old));
   const written: string[] = [];
-  for (const scenario of SCENARIOS) {
+  for (const scenario of scenarios) {
     ctx.fake.reset();
     await scenario.run(ctx);
     const workflows = await newWorkflows(ctx.stack, seen, scenario.workflows, scenario.retention ?? false);
@@ -134,7 +136,8 @@ async function main(): Promise<void> {
   // Timed sweeps would land among the scenarios' workflows: only the triggered one is recorded.
   const stack = await startStack({ env: { AGENTRY_CONTENT_SWEEP_SECONDS: '86400' } });
   try {
-    const written = await record(await setUp(stack, fake));
+    // Scenario names as arguments record only those (their files are replaced, the others kept).
+    const written = await record(await setUp(stack, fake), process.argv.slice(2));
     console.log(`recorded ${written.length} histories in ${HISTORIES_DIR}:\n${written.join('\n')}`);
   } finally {
     await stack.stop();

@@ -5,3 +5,4 @@ export { contentRetention } from './content-retention';
 export { documentBatchIngestion, documentIngestion } from './document-ingestion';
 export { llmQuery } from './llm-query';
 export { promptExecution } from './prompt-execution';
+export { vectorIndexMaintenance } from './vector-index';

@@ -1,4 +1,5 @@
 // /embedding_providers and /embedding_models (SPEC §3).
+import type { Client } from '@temporalio/client';
 import { Router } from 'express';
 import type { EmbeddingModelLookup } from '../../db/embedding-model-lookup';
 import {
@@ -9,10 +10,11 @@ import {
   type HnswParameters,
 } from '../../db/embedding-model-store';
 import type { VectorIndexStore } from '../../db/vector-index';
-import { InvalidInput } from '../../domain/errors';
+import { InvalidInput, Unavailable } from '../../domain/errors';
 import { parseListQuery } from '../../domain/list-params';
 import type { Principal } from '../../domain/permissions';
 import { newId } from '../../infra/ids';
+import { vectorIndexWorkflowId } from '../../workflows/contracts';
 import { loadAuthorized, requireCreate } from '../access';
 import { principalOf } from '../auth';
 import type { RouteRegistry } from '../route-registry';
@@ -21,8 +23,10 @@ import {
   createEmbeddingModelSchema,
   hashParametersSchema,
   openAiParametersSchema,
+  updateEmbeddingModelSchema,
   type CreateEmbeddingModelBody,
   type OpenAiParameters,
+  type UpdateEmbeddingModelBody,
 } from '../schemas/knowledge';
 import { validate } from '../validation';
 
@@ -47,9 +51,12 @@ const DEFAULT_BATCH_SIZE = 64;
  * The index's build parameters: DEFAULT_HNSW unless given (its ef_construction is at least
  * 2 × the largest m); pgvector refuses an `ef_construction` below 2·m.
  */
-function hnswParameters(index: CreateEmbeddingModelBody['index']): HnswParameters {
-  const m = index?.m ?? DEFAULT_HNSW.m;
-  const efConstruction = index?.ef_construction ?? DEFAULT_HNSW.efConstruction;
+function hnswParameters(
+  index: CreateEmbeddingModelBody['index'],
+  base: HnswParameters = DEFAULT_HNSW,
+): HnswParameters {
+  const m = index?.m ?? base.m;
+  const efConstruction = index?.ef_construction ?? base.efConstruction;
   if (efConstruction < 2 * m) {
     const message = `index.ef_construction (${efConstruction}) must be at least 2 × index.m (${2 * m})`;
     throw new InvalidInput(message, [{ type: 'minimum', path: 'index.ef_construction', message }]);
@@ -83,7 +90,7 @@ const modelSchema = {
       properties: {
         m: { type: 'integer' },
         ef_construction: { type: 'integer' },
-        state: { enum: ['ready', 'building', 'absent'] },
+        state: { enum: ['ready', 'building', 'rebuilding', 'absent'] },
       },
     },
     created_at: { type: 'string' },
@@ -97,9 +104,30 @@ export function embeddingModelRoutes(
     embeddingModels: EmbeddingModelStore;
     embeddingModelLookup: EmbeddingModelLookup;
     vectorIndexes: VectorIndexStore;
+    temporal: Pick<Client, 'workflow'>;
+    taskQueue: string;
   },
 ): Router {
   const router = Router();
+  const withState = async (model: EmbeddingModel) => {
+    const shown = presentEmbeddingModel(model);
+    return { ...shown, index: { ...shown.index, state: await deps.vectorIndexes.state(model.id) } };
+  };
+  // One workflow per model: a request while one runs joins it (its activity re-reads the model's
+  // parameters after each build and builds again when they changed).
+  const startIndexMaintenance = async (embeddingModelId: string, rebuild: boolean): Promise<void> => {
+    await deps.temporal.workflow
+      .start('vectorIndexMaintenance', {
+        taskQueue: deps.taskQueue,
+        workflowId: vectorIndexWorkflowId(embeddingModelId),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ embeddingModelId, rebuild }],
+        staticSummary: `vector index of embedding model ${embeddingModelId}${rebuild ? ' (rebuild)' : ''}`,
+      })
+      .catch(() => {
+        throw new Unavailable('The index rebuild could not be started (Temporal unavailable); try again');
+      });
+  };
   const load = (id: unknown, principal: Principal, action: 'read' | 'write') =>
     loadAuthorized(principal, action, 'embedding_models', 'Embedding model', id, (mid) =>
       deps.embeddingModels.get(mid),
@@ -193,8 +221,51 @@ export function embeddingModelRoutes(
       errors: [401, 404],
     },
     async (req, res) => {
-      const model = presentEmbeddingModel(await load(req.params.id, principalOf(req), 'read'));
-      res.json({ ...model, index: { ...model.index, state: await deps.vectorIndexes.state(model.id) } });
+      res.json(await withState(await load(req.params.id, principalOf(req), 'read')));
+    },
+  );
+
+  routes.add<UpdateEmbeddingModelBody>(
+    router,
+    {
+      method: 'patch',
+      path: '/embedding_models/:id',
+      summary:
+        "Update an embedding model's name, description or index parameters (a changed index is rebuilt beside the old one)",
+      tag: 'Embedding models',
+      permission: 'write:embedding_models',
+      body: updateEmbeddingModelSchema,
+      success: { status: 200, description: 'The model, with its index state', schema: modelSchema },
+      errors: [400, 401, 403, 404, 409, 503],
+    },
+    async (req, res) => {
+      const model = await load(req.params.id, principalOf(req), 'write');
+      const { index, ...fields } = req.body;
+      const parameters = hnswParameters(index, model.index);
+      const changed =
+        parameters.m !== model.index.m || parameters.efConstruction !== model.index.efConstruction;
+      const updated = await deps.embeddingModels.update(model.id, { ...fields, index: parameters });
+      deps.embeddingModelLookup.invalidate(model.id);
+      if (changed) await startIndexMaintenance(model.id, false);
+      res.json(await withState(updated));
+    },
+  );
+
+  routes.add(
+    router,
+    {
+      method: 'post',
+      path: '/embedding_models/:id/index\\:rebuild',
+      summary: "Rebuild the model's HNSW index with its parameters, beside the old one (searches go on)",
+      tag: 'Embedding models',
+      permission: 'write:embedding_models',
+      success: { status: 202, description: 'The model, with its index state', schema: modelSchema },
+      errors: [401, 403, 404, 503],
+    },
+    async (req, res) => {
+      const model = await load(req.params.id, principalOf(req), 'write');
+      await startIndexMaintenance(model.id, true);
+      res.status(202).json(await withState(model));
     },
   );
 

@@ -28,6 +28,28 @@ export const createEmbeddingModelSchema = {
   },
 } as const;
 
+/** PATCH: what may change on a model that has vectors (provider, parameters and size may not). */
+export const updateEmbeddingModelSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: nameSchema,
+    description: descriptionSchema,
+    index: {
+      ...createEmbeddingModelSchema.properties.index,
+      description:
+        'New HNSW build parameters: the index is rebuilt CONCURRENTLY beside the old one, which serves searches until the new one is valid',
+    },
+  },
+} as const;
+
+export interface UpdateEmbeddingModelBody {
+  name?: string;
+  description?: string | null;
+  index?: { m?: number; ef_construction?: number };
+}
+
 export interface CreateEmbeddingModelBody {
   name: string;
   description?: string | null;

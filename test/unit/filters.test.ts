@@ -158,10 +158,11 @@ describe('FL compileFilter', () => {
   it('FL field paths and values are bindings; the column is used as given', () => {
     const { sql, bindings } = compileFilter(parseFilter({ 'a.b': 'x', n: { $gt: 3 } }), 'f.metadata');
     expect(sql).toBe(
-      '(COALESCE(((f.metadata) -> (?::text) -> (?::text)) = (?::jsonb), false) AND ' +
+      '((COALESCE(((f.metadata) -> (?::text) -> (?::text)) = (?::jsonb), false) AND (f.metadata) @> (?::jsonb)) AND ' +
         "COALESCE(jsonb_typeof((f.metadata) -> (?::text)) = 'number' AND ((f.metadata) -> (?::text)) > (?::jsonb), false))",
     );
-    expect(bindings).toEqual(['a', 'b', '"x"', 'n', 'n', '3']);
+    // Equality also as the containment it implies, which the metadata's GIN index answers.
+    expect(bindings).toEqual(['a', 'b', '"x"', '{"a":{"b":"x"}}', 'n', 'n', '3']);
   });
 
   it('FL the number of ? placeholders equals the number of bindings, for every operator', () => {
@@ -277,8 +278,11 @@ describe('FL compileFilter', () => {
   });
 
   it('FL every compiled node is wrapped so that NULL cannot leak (missing fields)', () => {
+    // Equality: the guarded leaf AND a containment of a NOT NULL column (never NULL either).
+    expect(compileFilter({ op: 'eq', path: ['a'], value: 1 }, 'm').sql).toMatch(
+      /^\(COALESCE\(.*, false\) AND \(m\) @> \(\?::jsonb\)\)$/,
+    );
     const leaves: FilterNode[] = [
-      { op: 'eq', path: ['a'], value: 1 },
       { op: 'lt', path: ['a'], value: 1 },
       { op: 'lt', path: ['a'], value: 'x' },
       { op: 'in', path: ['a'], values: [1] },

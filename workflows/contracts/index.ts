@@ -3,3 +3,4 @@
 // domain types, so the workflow sandbox and every process can share it.
 export * from './executions';
 export * from './chains';
+export * from './vector-index';
