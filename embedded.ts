@@ -52,6 +52,12 @@ function loadOrCreateSecrets(stateDir: string): { secrets: Secrets; created: boo
   return { secrets, created: true };
 }
 
+/** A path as the reader can use it where they started: relative inside the cwd, else absolute. */
+function shownPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+}
+
 /** `preferred` if free on 127.0.0.1, else any free port. */
 function freePort(preferred: number): Promise<number> {
   const attempt = (port: number): Promise<number> =>
@@ -183,7 +189,7 @@ async function main(): Promise<void> {
   if (created) {
     lines.push(
       '',
-      'Admin API key (shown once; stored in .agentry/secrets.json):',
+      `Admin API key (shown once; stored in ${shownPath(path.join(stateDir, 'secrets.json'))}):`,
       `  x-api-key: ${secrets.adminKeyId}`,
       `  x-api-key-secret: ${secrets.adminKeySecret}`,
     );
