@@ -52,12 +52,27 @@ async function startFakeLlm(
   return { npm, exited };
 }
 
+/** The process trees started here, ended by afterEach should a test fail before stopping them. */
+const started: number[] = [];
+
+afterEach(() => {
+  for (const root of started.splice(0))
+    for (const p of processesOf(root)) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+});
+
 describe('npm run fake-llm', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     "stops on %s sent to npm's own process: no process and no port left",
     async (signal) => {
       const port = await freeLoopbackPort();
       const { npm, exited } = await startFakeLlm(port);
+      started.push(npm.pid!);
       const tree = processesOf(npm.pid!);
       expect(tree.some((p) => /fake-llm\.js/.test(p.args))).toBe(true);
       expect(listeningPorts(tree.map((p) => p.pid))).toEqual([port]);
