@@ -153,13 +153,6 @@ export function tokenize(template: string): Token[] {
   return tokens;
 }
 
-/** Distinct `{name}` placeholders in order of first appearance. */
-export function placeholderNames(template: string): string[] {
-  const names = new Set<string>();
-  for (const t of tokenize(template)) if (t.kind === 'placeholder') names.add(t.name);
-  return [...names];
-}
-
 /** Values for tokens; `undefined` (or a missing function) leaves a token's original text. */
 export interface Resolver {
   placeholder?(name: string): string | undefined;
