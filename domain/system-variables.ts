@@ -32,7 +32,7 @@ export interface VariableContext {
 /** PV-5: the first pass replaces the token itself; at most 9 more resolve what it produced. */
 export const MAX_VARIABLE_PASSES = 10;
 /** The default rendered-prompt limit of SPEC §18, in characters. */
-export const DEFAULT_MAX_VARIABLE_LENGTH = DEFAULT_LIMITS.renderedPromptBytes;
+const DEFAULT_MAX_VARIABLE_LENGTH = DEFAULT_LIMITS.renderedPromptBytes;
 
 const EMPTY_VARIABLES: readonly string[] = [
   'router_prompt',

@@ -46,7 +46,7 @@ export type DoubleToken = { kind: 'double'; name: string; raw: string; start: nu
 export type Token = TextToken | PlaceholderToken | PromptToken | VariableToken | DoubleToken;
 
 export const PLACEHOLDER_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
-export const PROMPT_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const PROMPT_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const WORD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MODES: readonly string[] = ['template', 'execute', 'auto'];
 
