@@ -210,8 +210,10 @@ async function main(): Promise<void> {
     await shutdownTelemetry().catch(() => undefined);
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  // `on`, not `once`: Ctrl-C reaches node twice (from the terminal, and forwarded by npm, whose
+  // child node is), and a second signal without a listener would kill it mid-stop.
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
 }
 
 main().catch(async (err: unknown) => {

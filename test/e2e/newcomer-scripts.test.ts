@@ -25,6 +25,8 @@ async function startFakeLlm(
 ): Promise<{ npm: ReturnType<typeof spawn>; exited: Promise<number | null> }> {
   const npm = spawn('npm', ['run', 'fake-llm'], {
     cwd: ROOT,
+    // Its own process group, as in a terminal: Ctrl-C signals the whole group.
+    detached: true,
     env: { ...process.env, FAKE_LLM_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -67,16 +69,20 @@ afterEach(() => {
 });
 
 describe('npm run fake-llm', () => {
-  it.each(['SIGINT', 'SIGTERM'] as const)(
-    "stops on %s sent to npm's own process: no process and no port left",
-    async (signal) => {
+  it.each([
+    ['SIGINT', "npm's own process"],
+    ['SIGTERM', "npm's own process"],
+    ['SIGINT', 'the process group (Ctrl-C: npm forwards it too, so node gets it twice)'],
+  ] as const)(
+    'stops on %s sent to %s: no process and no port left',
+    async (signal, target) => {
       const port = await freeLoopbackPort();
       const { npm, exited } = await startFakeLlm(port);
       started.push(npm.pid!);
       const tree = processesOf(npm.pid!);
       expect(tree.some((p) => /fake-llm\.js/.test(p.args))).toBe(true);
       expect(listeningPorts(tree.map((p) => p.pid))).toEqual([port]);
-      npm.kill(signal);
+      process.kill(target.startsWith('the process group') ? -npm.pid! : npm.pid!, signal);
       let timer: NodeJS.Timeout | undefined;
       const code = await Promise.race([
         exited,
