@@ -2,9 +2,9 @@
 // PGlite, in-process relay and caches and its own Temporal dev server. The first start prints the
 // admin key once, and where it keeps it; README.md's walk-through runs against it as written (the
 // key read from .agentry/secrets.json); SIGTERM (a supervisor's, `docker stop`'s) and SIGINT sent
-// to npm's own process leave no process and no listening port of it; the second start reuses the
-// state and prints no key. test/e2e/readme.test.ts runs the same walk-through on the
-// production-shaped processes.
+// to npm's own process, and Ctrl-C to its process group, leave no process and no listening port
+// of it; the second start reuses the state and prints no key. test/e2e/readme.test.ts runs the
+// same walk-through on the production-shaped processes.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -55,8 +55,15 @@ const secrets = () =>
     adminKeySecret: string;
   };
 
-/** `signal` to npm's process, then: exit code 0, none of its processes left, none of its ports accepting. */
-async function stopAndExpectNothingLeft(embedded: Embedded, signal: NodeJS.Signals): Promise<void> {
+/**
+ * `signal` to npm's process (or, as Ctrl-C does, to its whole process group), then: exit code 0,
+ * none of its processes left, none of its ports accepting.
+ */
+async function stopAndExpectNothingLeft(
+  embedded: Embedded,
+  signal: NodeJS.Signals,
+  to: 'npm' | 'group' = 'npm',
+): Promise<void> {
   const before = processesOf(embedded.process.pid!, stateDir);
   // The Temporal dev server is one of them, detached from embedded.js.
   expect(before.some((p) => p.pid !== embedded.process.pid && /server start-dev/.test(p.args))).toBe(true);
@@ -65,7 +72,7 @@ async function stopAndExpectNothingLeft(embedded: Embedded, signal: NodeJS.Signa
   expect(ports).toContain(port);
   expect(ports.length).toBeGreaterThanOrEqual(4);
 
-  embedded.process.kill(signal);
+  process.kill(to === 'group' ? -embedded.process.pid! : embedded.process.pid!, signal);
   let timer: NodeJS.Timeout | undefined;
   const code = await Promise.race([
     embedded.exited,
@@ -162,6 +169,15 @@ describe('the quick start (npm start)', () => {
       expect(agents.status).toBe(200);
       expect(agents.body.data).toHaveLength(1);
       await stopAndExpectNothingLeft(running, 'SIGINT');
+    },
+    START_DEADLINE_MS + STOP_DEADLINE_MS + 10_000,
+  );
+
+  it(
+    "Ctrl-C (SIGINT to npm's process group: node gets it from the terminal and from npm) stops everything",
+    async () => {
+      running = await startEmbedded(stateDir, port, START_DEADLINE_MS);
+      await stopAndExpectNothingLeft(running, 'SIGINT', 'group');
     },
     START_DEADLINE_MS + STOP_DEADLINE_MS + 10_000,
   );

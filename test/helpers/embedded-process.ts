@@ -30,6 +30,8 @@ export async function startEmbedded(stateDir: string, port: number, deadlineMs: 
   const child = spawn('npm', ['start'], {
     cwd: ROOT,
     env,
+    // Its own process group, as in a terminal, where Ctrl-C signals the whole group.
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
