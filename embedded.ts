@@ -52,6 +52,12 @@ function loadOrCreateSecrets(stateDir: string): { secrets: Secrets; created: boo
   return { secrets, created: true };
 }
 
+/** A path as the reader can use it where they started: relative inside the cwd, else absolute. */
+function shownPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+}
+
 /** `preferred` if free on 127.0.0.1, else any free port. */
 function freePort(preferred: number): Promise<number> {
   const attempt = (port: number): Promise<number> =>
@@ -183,7 +189,7 @@ async function main(): Promise<void> {
   if (created) {
     lines.push(
       '',
-      'Admin API key (shown once; stored in .agentry/secrets.json):',
+      `Admin API key (shown once; stored in ${shownPath(path.join(stateDir, 'secrets.json'))}):`,
       `  x-api-key: ${secrets.adminKeyId}`,
       `  x-api-key-secret: ${secrets.adminKeySecret}`,
     );
@@ -204,8 +210,10 @@ async function main(): Promise<void> {
     await shutdownTelemetry().catch(() => undefined);
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  // `on`, not `once`: Ctrl-C reaches node twice (from the terminal, and forwarded by npm, whose
+  // child node is), and a second signal without a listener would kill it mid-stop.
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
 }
 
 main().catch(async (err: unknown) => {

@@ -2,7 +2,7 @@
 // missing object is a 404; an object the key cannot read is a 404 for reads (existence is not
 // revealed); a missing write or execute permission on an existing object is a 403.
 import { Forbidden, NotFound } from '../domain/errors';
-import { can, type Action, type ObjectType, type Principal } from '../domain/permissions';
+import { can, canOnAll, type Action, type ObjectType, type Principal } from '../domain/permissions';
 import { isUuid } from '../infra/ids';
 
 /** The object a path id names: a 404 naming `label` when the id is no UUID or names nothing. */
@@ -34,8 +34,9 @@ export async function loadAuthorized<T extends { id: string; ownerKeyId?: string
   return object;
 }
 
+/** Creating an object of `type` takes a type-wide write grant (or admin): no object exists yet. */
 export function requireCreate(principal: Principal, type: ObjectType, label: string): void {
-  if (!can(principal, 'write', type, { id: '' }))
+  if (!canOnAll(principal, 'write', type))
     throw new Forbidden(`API key lacks write:${type} permission to create ${label}s`);
 }
 

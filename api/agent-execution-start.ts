@@ -14,6 +14,7 @@ import {
 } from '../activities/retrieve-fragments';
 import type { PlanningDeps } from '../activities/prompt-planning';
 import { resolveReader } from '../domain/classifications';
+import { closestName } from '../domain/closest-name';
 import { InvalidInput, type ErrorItem } from '../domain/errors';
 import { compileFilter } from '../domain/filter-compiler';
 import { parseFilter } from '../domain/filter-parser';
@@ -57,6 +58,7 @@ export function checkAgentRequest(
 ): AgentRequestContent {
   const queries = agent.placeholders.filter((p) => p.type === 'query').map((p) => p.name);
   const missing = queries.filter((name) => !(name in request.prompt));
+  const unknown = unknownValues(request.prompt, queries, missing, fields);
   if (missing.length > 0) {
     const items: ErrorItem[] = missing.map((name) => ({
       type: 'missing_query_value',
@@ -64,11 +66,16 @@ export function checkAgentRequest(
       placeholder: name,
       message: 'value required',
     }));
-    throw new InvalidInput(`Missing values for query placeholders: ${missing.join(', ')}`, items);
+    // A misspelled name is the likelier cause of a missing value: it comes first.
+    const detail = `Missing values for query placeholders: ${missing.join(', ')}`;
+    if (unknown)
+      throw new InvalidInput(`${unknown.detail}; ${detail[0]!.toLowerCase()}${detail.slice(1)}`, [
+        ...unknown.items,
+        ...items,
+      ]);
+    throw new InvalidInput(detail, items);
   }
-  const extra = Object.keys(request.prompt).filter((name) => !queries.includes(name));
-  if (extra.length > 0)
-    throw new InvalidInput(`Not query placeholders of the agent: ${extra.map(fields.value).join(', ')}`);
+  if (unknown) throw new InvalidInput(unknown.detail, unknown.items);
   const notStrings = queries.filter((name) => typeof request.prompt[name] !== 'string');
   if (notStrings.length > 0)
     throw new InvalidInput(`Values must be strings: ${notStrings.map(fields.value).join(', ')}`);
@@ -85,6 +92,37 @@ export function checkAgentRequest(
   }
   const classifications = resolveReader(request.classification, closure);
   return { values: request.prompt as Record<string, string>, classifications, filters };
+}
+
+/**
+ * SPEC §9.2 step 5's extra keys: each named with the agent's closest query placeholder (a
+ * missing one first), e.g. `prompt.questoin (closest placeholder: prompt.question)`.
+ */
+function unknownValues(
+  prompt: Record<string, unknown>,
+  queries: string[],
+  missing: string[],
+  fields: RequestFieldNames,
+): { detail: string; items: ErrorItem[] } | null {
+  const extra = Object.keys(prompt).filter((name) => !queries.includes(name));
+  if (extra.length === 0) return null;
+  const items = extra.map((name): ErrorItem => {
+    const closest = closestName(name, missing) ?? closestName(name, queries);
+    return {
+      type: 'unknown_query_value',
+      path: fields.value(name),
+      ...(closest ? { closest_placeholder: closest } : {}),
+      message: closest
+        ? `not a query placeholder of the agent; the closest one is ${fields.value(closest)}`
+        : 'not a query placeholder of the agent, which has none',
+    };
+  });
+  const named = items.map((item) =>
+    item.closest_placeholder
+      ? `${item.path} (closest placeholder: ${fields.value(item.closest_placeholder as string)})`
+      : item.path!,
+  );
+  return { detail: `Not query placeholders of the agent: ${named.join(', ')}`, items };
 }
 
 /** Runs the steps at once; throws the first failure in argument order, not in time order. */

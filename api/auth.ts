@@ -1,12 +1,13 @@
 // Authentication (SPEC §1, AUTH-1, AUTH-6): `x-api-key` + `x-api-key-secret`, verified as an
-// HMAC in constant time. A missing key id takes the same path as a wrong secret. Failed
-// attempts are counted per client address; past the limit, wrong credentials get 429. The
+// HMAC in constant time. A missing key id takes the same path as a wrong secret, and its 401
+// also names the missing header in `errors` (the `detail` stays SPEC §1's). Failed attempts are
+// counted per client address; past the limit, wrong credentials get 429. The
 // OpenAI-compatible routes (`/v1/...`) also take the key the SDKs' way, `Authorization: Bearer
 // <key id>.<secret>` (issue 28), with the same permissions.
 import type { Request, RequestHandler } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { ApiKeyStore } from '../db/api-key-store';
-import { TooManyRequests, Unauthenticated, Unavailable } from '../domain/errors';
+import { TooManyRequests, Unauthenticated, Unavailable, type ErrorItem } from '../domain/errors';
 import type { KeyRing } from '../infra/crypto';
 import { isUuid } from '../infra/ids';
 import type { Principal } from '../domain/permissions';
@@ -38,6 +39,7 @@ export async function verifyCredentials(
 export async function refuseAuthentication(
   deps: Pick<AuthDeps, 'failureLimiter' | 'failureLimit'>,
   address: string,
+  missing: ErrorItem[] = [],
 ): Promise<never> {
   let blockedFor: number | null = null;
   try {
@@ -53,7 +55,7 @@ export async function refuseAuthentication(
       Math.max(1, Math.ceil(blockedFor / 1000)),
     );
   }
-  throw new Unauthenticated('Invalid API key');
+  throw new Unauthenticated('Invalid API key', missing.length > 0 ? missing : undefined);
 }
 
 /** `Authorization: Bearer <key id>.<secret>` (the codec server's and the OpenAI SDKs' form). */
@@ -65,21 +67,38 @@ export function bearerCredentials(header: string | undefined): { id?: string; se
 /** The routes that speak the OpenAI Responses protocol (api/routes/responses.ts). */
 export const isOpenAiPath = (url: string): boolean => url.startsWith('/v1/');
 
-/** The request's key: its x-api-key headers, else (on `/v1/...` only) its Bearer token. */
-function credentialsOf(req: Request): { id?: string; secret?: string } {
+const missingHeader = (header: string, what: string): ErrorItem => ({
+  type: 'missing_header',
+  path: header,
+  message: `No ${header} header: send ${what} in it`,
+});
+
+/**
+ * The request's key: its x-api-key headers, else (on `/v1/...` only) its Bearer token; and the
+ * headers it lacks (absent or empty), which the 401 names.
+ */
+function credentialsOf(req: Request): { id?: string; secret?: string; missing: ErrorItem[] } {
   const id = req.header('x-api-key');
-  if (id !== undefined || !isOpenAiPath(req.originalUrl))
-    return { id, secret: req.header('x-api-key-secret') };
-  return bearerCredentials(req.header('authorization'));
+  const authorization = req.header('authorization');
+  if (id === undefined && isOpenAiPath(req.originalUrl))
+    return authorization
+      ? { ...bearerCredentials(authorization), missing: [] }
+      : { missing: [missingHeader('authorization', 'Bearer <key id>.<secret>')] };
+  const secret = req.header('x-api-key-secret');
+  const missing = [
+    ...(id ? [] : [missingHeader('x-api-key', "the API key's id")]),
+    ...(secret ? [] : [missingHeader('x-api-key-secret', "the API key's secret")]),
+  ];
+  return { id, secret, missing };
 }
 
 export const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 export function authenticate(deps: AuthDeps): RequestHandler {
   return async (req, _res, next) => {
-    const { id, secret } = credentialsOf(req);
+    const { id, secret, missing } = credentialsOf(req);
     const principal = await verifyCredentials(deps, id, secret);
-    if (!principal) return refuseAuthentication(deps, clientAddress(req));
+    if (!principal) return refuseAuthentication(deps, clientAddress(req), missing);
     req.principal = principal;
     req.log = req.log.child({ apiKeyId: principal.keyId });
     next();

@@ -5,7 +5,7 @@ import { errorBodySchema } from './schemas/common';
 
 const REASONS: Record<number, string> = {
   400: 'Invalid input (names what is wrong)',
-  401: 'Invalid API key',
+  401: 'Invalid API key (errors[] names a missing key header)',
   403: 'The key lacks a permission on an existing object',
   404: 'Unknown object',
   409: 'Name or state conflict',

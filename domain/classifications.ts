@@ -12,10 +12,7 @@ export interface ClassificationLevel {
 /** Level → every level it grants, itself included, sorted. */
 export type Closure = Record<string, string[]>;
 
-export type ReaderClassification =
-  string | { name: string; exact?: boolean } | Array<string | { name: string; exact?: boolean }>;
-
-export const LEVEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+const LEVEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 const LEVEL_KEYS = new Set(['name', 'includes']);
 const READER_KEYS = new Set(['name', 'exact']);
 

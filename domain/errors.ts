@@ -41,9 +41,6 @@ export class NotFound extends AgentryError {
 export class Conflict extends AgentryError {
   readonly kind = 'conflict';
 }
-export class PayloadTooLarge extends AgentryError {
-  readonly kind = 'payload_too_large';
-}
 export class TooManyRequests extends AgentryError {
   readonly kind = 'too_many_requests';
   constructor(

@@ -6,7 +6,7 @@ import { InvalidInput } from './errors';
 export type FieldType = 'string' | 'number' | 'boolean' | 'timestamp' | 'uuid';
 export type ListFields = Readonly<Record<string, FieldType>>;
 
-export const FILTER_OPS = ['eq', 'contains', 'startswith', 'ne', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
+const FILTER_OPS = ['eq', 'contains', 'startswith', 'ne', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
 export type ScalarValue = string | number | boolean;
@@ -76,7 +76,7 @@ function parseValue(field: string, type: FieldType, raw: string): ScalarValue {
   }
 }
 
-export function parseOrder(raw: string | undefined, fields: ListFields): OrderTerm[] {
+function parseOrder(raw: string | undefined, fields: ListFields): OrderTerm[] {
   const terms: OrderTerm[] = [];
   for (const part of (raw ?? 'created_at').split(',')) {
     const desc = part.startsWith('-');

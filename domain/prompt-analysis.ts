@@ -32,7 +32,7 @@ export interface Embeddability {
   runtimeVariables: string[];
 }
 
-export const DYNAMIC_MARKERS = ['[file]', '[url]', '[data]', '[attachment]', '[input]'] as const;
+const DYNAMIC_MARKERS = ['[file]', '[url]', '[data]', '[attachment]', '[input]'] as const;
 const LOW_TEMPERATURE = 0.3;
 const HIGH_TEMPERATURE = 1.2;
 

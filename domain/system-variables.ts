@@ -32,7 +32,7 @@ export interface VariableContext {
 /** PV-5: the first pass replaces the token itself; at most 9 more resolve what it produced. */
 export const MAX_VARIABLE_PASSES = 10;
 /** The default rendered-prompt limit of SPEC §18, in characters. */
-export const DEFAULT_MAX_VARIABLE_LENGTH = DEFAULT_LIMITS.renderedPromptBytes;
+const DEFAULT_MAX_VARIABLE_LENGTH = DEFAULT_LIMITS.renderedPromptBytes;
 
 const EMPTY_VARIABLES: readonly string[] = [
   'router_prompt',
@@ -113,15 +113,6 @@ function resolveToken(
   return text;
 }
 
-/**
- * PV-1..PV-5: the fully resolved text of one variable token of a template, or undefined to leave
- * the token as written (unknown variable, or a date format .NET rejects). Give it only tokens
- * tokenized from a template, never from input values or fragments.
- */
-export function resolveVariableToken(token: VariableToken, context: VariableContext): string | undefined {
-  return resolveToken(token, context, new Set());
-}
-
 export interface TemplateVariableResolver {
   /** For render()'s Resolver: `render(tokenize(template), { ...others, variable: r.variable })`. */
   variable(token: VariableToken): string | undefined;
@@ -129,25 +120,16 @@ export interface TemplateVariableResolver {
   resolvedNames(): string[];
 }
 
-/** A `variable` resolver for render() over templates that also records the names it resolved. */
+/**
+ * PV-1..PV-6: a `variable` resolver for render() over templates that also records the names it
+ * resolved. Its `variable(token)` is the fully resolved text of one variable token, or undefined
+ * to leave the token as written (unknown variable, or a date format .NET rejects). Give it only
+ * tokens tokenized from a template, never from input values or fragments.
+ */
 export function templateVariableResolver(context: VariableContext): TemplateVariableResolver {
   const names = new Set<string>();
   return {
     variable: (token) => resolveToken(token, context, names),
     resolvedNames: () => [...names],
   };
-}
-
-/**
- * PV-1..PV-6: a template string (a stored prompt's systemPrompt/userPrompt, an agent message) with
- * its system variables resolved; every other token stays as written. `resolved` lists the distinct
- * names resolved, for the execution record. Never call it on input values or fragments.
- */
-export function resolveTemplateVariables(
-  template: string,
-  context: VariableContext,
-): { text: string; resolved: string[] } {
-  const resolver = templateVariableResolver(context);
-  const text = render(tokenize(template), { variable: resolver.variable });
-  return { text, resolved: resolver.resolvedNames() };
 }

@@ -46,7 +46,7 @@ export type DoubleToken = { kind: 'double'; name: string; raw: string; start: nu
 export type Token = TextToken | PlaceholderToken | PromptToken | VariableToken | DoubleToken;
 
 export const PLACEHOLDER_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
-export const PROMPT_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const PROMPT_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const WORD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MODES: readonly string[] = ['template', 'execute', 'auto'];
 
@@ -151,13 +151,6 @@ export function tokenize(template: string): Token[] {
   }
   if (textStart < template.length) tokens.push({ kind: 'text', text: template.slice(textStart) });
   return tokens;
-}
-
-/** Distinct `{name}` placeholders in order of first appearance. */
-export function placeholderNames(template: string): string[] {
-  const names = new Set<string>();
-  for (const t of tokenize(template)) if (t.kind === 'placeholder') names.add(t.name);
-  return [...names];
 }
 
 /** Values for tokens; `undefined` (or a missing function) leaves a token's original text. */

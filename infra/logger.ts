@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 
 export type { Logger };
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers["x-api-key-secret"]',
   'req.headers.authorization',
   'headers["x-api-key-secret"]',

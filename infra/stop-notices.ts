@@ -15,7 +15,7 @@ export interface StopNotices {
 }
 
 /** The channel on Redis: one per deployment (its key prefix). */
-export const stopChannel = (prefix: string): string => `${prefix}model-stream-stops`;
+const stopChannel = (prefix: string): string => `${prefix}model-stream-stops`;
 
 export class RedisStopNotices implements StopNotices {
   private readonly channel: string;

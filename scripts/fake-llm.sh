@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Starts the fake model server (scripts/fake-llm.ts) for the README quick start: compiles the project
-# to dist/ when the compiled script is missing or older than its sources, then runs it with node.
+# to dist/ when the compiled script is missing or older than its sources (after installing the
+# dependencies the build needs), then runs it with node. package.json runs it with `exec` and it
+# execs node, so the SIGINT/SIGTERM that npm forwards to its child reach the server itself.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/ensure-deps.sh
 
 OUT=dist/scripts/fake-llm.js
 SOURCES=(scripts/fake-llm.ts test/fakes/fake-model-server.ts)

@@ -27,8 +27,10 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // `on`, not `once`: Ctrl-C reaches node twice (from the terminal, and forwarded by npm, whose
+  // child node is), and a second signal without a listener would kill it mid-stop.
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 main().catch((error: unknown) => {

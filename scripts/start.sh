@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `npm start`: the embedded quick start. Installs dependencies and builds when needed, makes the
 # Temporal CLI available (unless TEMPORAL_ADDRESS is set), then runs API + worker in one process.
+# package.json runs it with `exec`, and it execs node: npm forwards SIGINT/SIGTERM to its child,
+# which is then embedded.js itself (with `sh -c` and bash in between, nobody passed them on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

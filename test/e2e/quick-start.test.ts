@@ -1,9 +1,10 @@
-// The quick start as a newcomer runs it: `npm start`'s process (dist/embedded.js, as
-// scripts/start.sh runs it) on a fresh state directory, with its own PGlite, in-process relay and
-// caches and its own Temporal dev server. The first start prints the admin key once; README.md's
-// walk-through runs against it as written (the key read from .agentry/secrets.json); Ctrl-C
-// leaves no process and no listening port of it; the second start reuses the state and prints no
-// key. test/e2e/readme.test.ts runs the same walk-through on the production-shaped processes.
+// The quick start as a newcomer runs it: `npm start` on a fresh state directory, with its own
+// PGlite, in-process relay and caches and its own Temporal dev server. The first start prints the
+// admin key once, and where it keeps it; README.md's walk-through runs against it as written (the
+// key read from .agentry/secrets.json); SIGTERM (a supervisor's, `docker stop`'s) and SIGINT sent
+// to npm's own process, and Ctrl-C to its process group, leave no process and no listening port
+// of it; the second start reuses the state and prints no key. test/e2e/readme.test.ts runs the
+// same walk-through on the production-shaped processes.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -54,8 +55,15 @@ const secrets = () =>
     adminKeySecret: string;
   };
 
-/** Ctrl-C, then: exit code 0, none of its processes left, none of its ports accepting. */
-async function stopAndExpectNothingLeft(embedded: Embedded): Promise<void> {
+/**
+ * `signal` to npm's process (or, as Ctrl-C does, to its whole process group), then: exit code 0,
+ * none of its processes left, none of its ports accepting.
+ */
+async function stopAndExpectNothingLeft(
+  embedded: Embedded,
+  signal: NodeJS.Signals,
+  to: 'npm' | 'group' = 'npm',
+): Promise<void> {
   const before = processesOf(embedded.process.pid!, stateDir);
   // The Temporal dev server is one of them, detached from embedded.js.
   expect(before.some((p) => p.pid !== embedded.process.pid && /server start-dev/.test(p.args))).toBe(true);
@@ -64,13 +72,13 @@ async function stopAndExpectNothingLeft(embedded: Embedded): Promise<void> {
   expect(ports).toContain(port);
   expect(ports.length).toBeGreaterThanOrEqual(4);
 
-  embedded.process.kill('SIGINT');
+  process.kill(to === 'group' ? -embedded.process.pid! : embedded.process.pid!, signal);
   let timer: NodeJS.Timeout | undefined;
   const code = await Promise.race([
     embedded.exited,
     new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`still running ${STOP_DEADLINE_MS} ms after SIGINT`)),
+        () => reject(new Error(`still running ${STOP_DEADLINE_MS} ms after ${signal}`)),
         STOP_DEADLINE_MS,
       );
     }),
@@ -99,6 +107,8 @@ describe('the quick start (npm start)', () => {
       expect(output.match(/x-api-key: /g)).toHaveLength(1);
       expect(output).toContain(`  x-api-key: ${adminKeyId}\n  x-api-key-secret: ${adminKeySecret}`);
       expect(output.split(adminKeySecret)).toHaveLength(2);
+      // Where it really is (AGENTRY_STATE_DIR), not the default .agentry/.
+      expect(output).toContain(`Admin API key (shown once; stored in ${stateDir}/secrets.json):`);
     },
     START_DEADLINE_MS + 10_000,
   );
@@ -138,15 +148,15 @@ describe('the quick start (npm start)', () => {
   }, 200_000);
 
   it(
-    'Ctrl-C stops everything it started: the Temporal dev server, the PGlite socket, the API',
+    "SIGTERM to npm's process stops everything it started: the Temporal dev server, the PGlite socket, the API",
     async () => {
-      await stopAndExpectNothingLeft(running!);
+      await stopAndExpectNothingLeft(running!, 'SIGTERM');
     },
     STOP_DEADLINE_MS + 10_000,
   );
 
   it(
-    'the second start reuses the state: no key printed, the agent of the walk-through still there',
+    "the second start reuses the state (no key printed, the walk-through's agent still there); SIGINT to npm stops it",
     async () => {
       running = await startEmbedded(stateDir, port, START_DEADLINE_MS);
       const output = running.output();
@@ -158,7 +168,16 @@ describe('the quick start (npm start)', () => {
       const agents = await admin.get('/agents?name=support-answers');
       expect(agents.status).toBe(200);
       expect(agents.body.data).toHaveLength(1);
-      await stopAndExpectNothingLeft(running);
+      await stopAndExpectNothingLeft(running, 'SIGINT');
+    },
+    START_DEADLINE_MS + STOP_DEADLINE_MS + 10_000,
+  );
+
+  it(
+    "Ctrl-C (SIGINT to npm's process group: node gets it from the terminal and from npm) stops everything",
+    async () => {
+      running = await startEmbedded(stateDir, port, START_DEADLINE_MS);
+      await stopAndExpectNothingLeft(running, 'SIGINT', 'group');
     },
     START_DEADLINE_MS + STOP_DEADLINE_MS + 10_000,
   );

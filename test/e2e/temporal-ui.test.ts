@@ -2,10 +2,13 @@
 // server configured like `npm start` configures its own (the codec endpoint is the capability
 // URL), on an agent execution's page and on the workflow list. The decoded input shows the
 // execution's ids, the UI's decode requests went to the capability URL and succeeded, and the
-// page never says the codec server could not connect. Screenshots of both pages go to
-// docs/images/ (docs/operations.md shows them).
+// page never says the codec server could not connect. Screenshots of both pages go to a temporary
+// directory, so a test run leaves the tree as it found it; `npm run screenshots` runs this file
+// with AGENTRY_SCREENSHOTS_DIR=docs/images to update the ones docs/operations.md shows.
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Browser, HTTPResponse, Page } from 'puppeteer-core';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KeyRing } from '../../infra/crypto';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
@@ -22,7 +25,17 @@ jest.setTimeout(240_000);
 const QUESTION = 'Which lighthouse keeps the quillfeather logbook?';
 const ANSWER = 'The northern one keeps it';
 const CAPABILITY = new KeyRing(TEST_APPLICATION_SECRET).codecCapability();
-const IMAGES = path.join(ROOT, 'docs', 'images');
+const DOC_IMAGES = path.join(ROOT, 'docs', 'images');
+const IMAGES = process.env.AGENTRY_SCREENSHOTS_DIR
+  ? path.resolve(process.env.AGENTRY_SCREENSHOTS_DIR)
+  : mkdtempSync(path.join(tmpdir(), 'agentry-screenshots-'));
+/** The tracked screenshots' modification times before the run: untouched unless they are the target. */
+const trackedBefore = new Map(
+  ['temporal-ui-execution.png', 'temporal-ui-list.png'].map((f) => [
+    f,
+    statSync(path.join(DOC_IMAGES, f)).mtimeMs,
+  ]),
+);
 const NO_CODEC = /could not connect/i;
 
 let ui: UiDevServer;
@@ -83,6 +96,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (!process.env.AGENTRY_SCREENSHOTS_DIR) rmSync(IMAGES, { recursive: true, force: true });
   await browser?.close();
   await stack?.stop();
   await fake?.close();
@@ -103,6 +117,14 @@ async function open(url: string, localStorage: Record<string, unknown> = {}): Pr
   );
   await page.goto(url, { waitUntil: 'networkidle2', timeout: 90_000 });
   return page;
+}
+
+/** Saves the page as `file` in IMAGES: a PNG there, and docs/images/ unchanged unless it is IMAGES. */
+async function screenshot(page: Page, file: string): Promise<void> {
+  await page.screenshot({ path: path.join(IMAGES, file) });
+  expect(readFileSync(path.join(IMAGES, file)).subarray(1, 4).toString('latin1')).toBe('PNG');
+  if (IMAGES !== DOC_IMAGES)
+    expect(statSync(path.join(DOC_IMAGES, file)).mtimeMs).toBe(trackedBefore.get(file));
 }
 
 /** The page's visible text (evaluated in the page: this file has no DOM types). */
@@ -142,7 +164,7 @@ it("DX-6 in Chromium: an execution's page decodes its input (ids shown) through 
       path: capabilityPath,
       status: call.method === 'OPTIONS' ? 204 : 200,
     });
-  await page.screenshot({ path: path.join(IMAGES, 'temporal-ui-execution.png') });
+  await screenshot(page, 'temporal-ui-execution.png');
 });
 
 it("issue 13: the workflow list names each execution's agent and LLM (DX-5 columns)", async () => {
@@ -155,5 +177,5 @@ it("issue 13: the workflow list names each execution's agent and LLM (DX-5 colum
   await page.setViewport({ width: 2200, height: 700 });
   await waitForText(page, [execution.workflowId, execution.agentId, execution.llmId]);
   expect(await pageText(page)).not.toMatch(NO_CODEC);
-  await page.screenshot({ path: path.join(IMAGES, 'temporal-ui-list.png') });
+  await screenshot(page, 'temporal-ui-list.png');
 });

@@ -1,12 +1,12 @@
-// `npm start`'s process for the quick-start e2e test: node dist/embedded.js as scripts/start.sh runs
-// it (the built workflow bundle), on a state directory of the test's own, a free API port and none
-// of the test run's services, so it starts its own PGlite, in-process relay and Temporal dev server.
-// Also what is left of it: its process tree and listening ports, read from /proc (no `ps` needed).
+// `npm start` itself for the quick-start e2e test (npm, scripts/start.sh, dist/embedded.js), on a
+// state directory of the test's own, a free API port and none of the test run's services, so it
+// starts its own PGlite, in-process relay and Temporal dev server. `process` is npm's own process,
+// the one a supervisor signals. Also what is left of it: its process tree and listening ports,
+// read from /proc (no `ps` needed).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect } from 'node:net';
-import path from 'node:path';
-import { DIST } from './processes';
+import { ROOT } from './services';
 
 export interface Embedded {
   process: ChildProcess;
@@ -26,14 +26,12 @@ export async function startEmbedded(stateDir: string, port: number, deadlineMs: 
       continue;
     env[name] = value;
   }
-  Object.assign(env, {
-    PORT: String(port),
-    AGENTRY_STATE_DIR: stateDir,
-    AGENTRY_WORKFLOW_BUNDLE: path.join(DIST, 'workflow-bundle.js'),
-  });
-  const child = spawn(process.execPath, [path.join(DIST, 'embedded.js')], {
-    cwd: path.dirname(stateDir),
+  Object.assign(env, { PORT: String(port), AGENTRY_STATE_DIR: stateDir });
+  const child = spawn('npm', ['start'], {
+    cwd: ROOT,
     env,
+    // Its own process group, as in a terminal, where Ctrl-C signals the whole group.
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -41,7 +39,7 @@ export async function startEmbedded(stateDir: string, port: number, deadlineMs: 
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGINT');
-      reject(new Error(`embedded.js did not start within ${deadlineMs} ms:\n${output}`));
+      reject(new Error(`npm start did not start within ${deadlineMs} ms:\n${output}`));
     }, deadlineMs);
     const onData = (chunk: Buffer): void => {
       output += chunk.toString('utf8');
@@ -55,7 +53,7 @@ export async function startEmbedded(stateDir: string, port: number, deadlineMs: 
     child.stderr!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`embedded.js exited with ${code}:\n${output}`));
+      reject(new Error(`npm start exited with ${code}:\n${output}`));
     });
   });
   return { process: child, output: () => output, exited };
@@ -90,10 +88,11 @@ function processTable(): ProcessInfo[] {
  * directory on its command line (the Temporal dev server runs detached, its parent long gone).
  * Zombies are gone for this purpose.
  */
-export function processesOf(root: number, stateDir: string): ProcessInfo[] {
+export function processesOf(root: number, stateDir?: string): ProcessInfo[] {
   const table = processTable().filter((p) => p.state !== 'Z');
   const found = new Map<number, ProcessInfo>();
-  for (const p of table) if (p.pid === root || p.args.includes(stateDir)) found.set(p.pid, p);
+  for (const p of table)
+    if (p.pid === root || (stateDir !== undefined && p.args.includes(stateDir))) found.set(p.pid, p);
   for (let grew = true; grew;) {
     grew = false;
     for (const p of table)

@@ -98,6 +98,38 @@ describe('§9.2 checks before any workflow', () => {
     expect(res.headers.get('x-agentry-execution-id')).toBeNull();
   });
 
+  it('§9.2 step 5: a misspelled value name is named as not a placeholder, with the closest placeholder', async () => {
+    const misspelled = await execute({ prompt: { questoin: 'q' }, classification: 'internal' });
+    expect(misspelled.status).toBe(400);
+    expect(misspelled.body).toEqual({
+      detail:
+        'Not query placeholders of the agent: prompt.questoin (closest placeholder: prompt.question); ' +
+        'missing values for query placeholders: question',
+      errors: [
+        {
+          type: 'unknown_query_value',
+          path: 'prompt.questoin',
+          closest_placeholder: 'question',
+          message: 'not a query placeholder of the agent; the closest one is prompt.question',
+        },
+        {
+          type: 'missing_query_value',
+          path: 'prompt.question',
+          placeholder: 'question',
+          message: 'value required',
+        },
+      ],
+    });
+    // With every value there, the extra key alone.
+    const extra = await execute({ prompt: { question: 'q', Question: 'q' }, classification: 'internal' });
+    expect(extra.status).toBe(400);
+    expect(extra.body.detail).toBe(
+      'Not query placeholders of the agent: prompt.Question (closest placeholder: prompt.question)',
+    );
+    expect(extra.headers.get('x-agentry-execution-id')).toBeNull();
+    expect(fake.requests).toHaveLength(0);
+  });
+
   it('§9.2: headers, permissions, values, filters and classifications are checked with their statuses', async () => {
     const body = { prompt: { question: 'q' }, classification: 'internal' };
     expect((await stack.api.post(`/agents/${agentId}/execute`, body, { 'x-llm-id': llmId })).status).toBe(

@@ -109,6 +109,21 @@ describe('AUTH-1 keys and secrets', () => {
   });
 
   it('AUTH-1: unknown key id, wrong secret, malformed id and missing headers all answer 401 Invalid API key', async () => {
+    // A missing (or empty) header is also named in `errors`; a wrong value never is.
+    const missing = (header: string, what: string) => ({
+      type: 'missing_header',
+      path: header,
+      message: `No ${header} header: send ${what} in it`,
+    });
+    const noId = missing('x-api-key', "the API key's id");
+    const noSecret = missing('x-api-key-secret', "the API key's secret");
+    const expected = (headers: Record<string, string>) => {
+      const errors = [
+        ...(headers['x-api-key'] ? [] : [noId]),
+        ...(headers['x-api-key-secret'] ? [] : [noSecret]),
+      ];
+      return errors.length > 0 ? { ...INVALID, errors } : INVALID;
+    };
     const key = await createKey('auth1-refused', ['read:llms']);
     const other = await createKey('auth1-refused-other', ['read:llms']);
     const attempts: Record<string, string>[] = [
@@ -130,8 +145,11 @@ describe('AUTH-1 keys and secrets', () => {
         await anonymous.get(`/api_keys/${key.id}`, { ...headers, ...fromNewAddress() }),
         await anonymous.post('/llms', { name: 'x' }, { ...headers, ...fromNewAddress() }),
       ]) {
-        expect({ headers, status: res.status }).toEqual({ headers, status: 401 });
-        expect(res.body).toEqual(INVALID);
+        expect({ headers, status: res.status, body: res.body }).toEqual({
+          headers,
+          status: 401,
+          body: expected(headers),
+        });
       }
     }
     expect(await count('llms')).toBe(0);

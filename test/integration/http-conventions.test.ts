@@ -339,7 +339,38 @@ describe('§1 ids and routes', () => {
     }
     const anonymous = await stack.api.as(undefined).get('/nope');
     expectErrorBody(anonymous, 401);
-    expect(anonymous.body).toEqual({ detail: 'Invalid API key' });
+    expect(anonymous.body.detail).toBe('Invalid API key');
+  });
+
+  it('§1: a request without its key headers is told which header is missing, in each error shape', async () => {
+    const anonymous = stack.api.as(undefined);
+    const noSecret = await anonymous.get('/llms', { 'x-api-key': '01890a5d-ac96-774b-bcce-b302099a8057' });
+    expect(noSecret.status).toBe(401);
+    expect(noSecret.body).toEqual({
+      detail: 'Invalid API key',
+      errors: [
+        {
+          type: 'missing_header',
+          path: 'x-api-key-secret',
+          message: "No x-api-key-secret header: send the API key's secret in it",
+        },
+      ],
+    });
+    const seed = await anonymous.get('/api/v1/chains');
+    expect(seed.status).toBe(401);
+    expect(seed.body).toMatchObject({ success: false, error: 'Invalid API key' });
+    expect(seed.body.details.map((d: { path: string }) => d.path)).toEqual(['x-api-key', 'x-api-key-secret']);
+    // The OpenAI-compatible routes take the key as a Bearer token: `param` names that header.
+    const openAi = await anonymous.post('/v1/responses', {});
+    expect(openAi.status).toBe(401);
+    expect(openAi.body).toEqual({
+      error: {
+        message: 'Invalid API key',
+        type: 'invalid_request_error',
+        param: 'authorization',
+        code: 'invalid_api_key',
+      },
+    });
   });
 });
 

@@ -1,5 +1,7 @@
 // SPEC §2 (AUTH-2, AUTH-3, AUTH-5): permission strings and the rules that read them.
 import fc from 'fast-check';
+import { requireCreate } from '../../api/access';
+import { Forbidden } from '../../domain/errors';
 import {
   ACTIONS,
   OBJECT_TYPES,
@@ -232,5 +234,20 @@ describe('holdsPermission (AUTH-5)', () => {
         },
       ),
     );
+  });
+});
+
+describe('requireCreate (AUTH-2: creating takes a type-wide write grant)', () => {
+  it('admits admin and write:<type>; refuses grants on single objects and on other types', () => {
+    expect(() => requireCreate(principal('admin'), 'llms', 'LLM')).not.toThrow();
+    expect(() => requireCreate(principal('write:llms'), 'llms', 'LLM')).not.toThrow();
+    for (const refused of [
+      principal('write:llms:some-id'),
+      principal('write:agents', 'read:llms'),
+      principal(),
+    ])
+      expect(() => requireCreate(refused, 'llms', 'LLM')).toThrow(
+        new Forbidden('API key lacks write:llms permission to create LLMs'),
+      );
   });
 });

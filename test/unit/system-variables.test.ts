@@ -3,13 +3,12 @@ import fc from 'fast-check';
 import type { UtcInstant } from '../../domain/dotnet-datetime';
 import {
   MAX_VARIABLE_PASSES,
-  resolveTemplateVariables,
-  resolveVariableToken,
   templateVariableResolver,
   type AgentTool,
   type VariableContext,
 } from '../../domain/system-variables';
 import { render, tokenize, type VariableToken } from '../../domain/template';
+import { resolveTemplateVariables, resolveVariableToken } from '../helpers/template-helpers';
 
 const now: UtcInstant = { epochMs: Date.parse('2026-11-29T08:05:03.050Z') };
 const tools: AgentTool[] = [

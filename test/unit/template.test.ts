@@ -1,14 +1,8 @@
 // SPEC §8.2 AG-4/AG-10, §9.3 EX-3/EX-4, §12 PC-3, §14 PV-1: the tokenizer, the single-pass
 // renderer and the post-render placeholder check.
 import fc from 'fast-check';
-import {
-  findPlaceholderLike,
-  placeholderNames,
-  render,
-  tokenize,
-  tokenText,
-  type Token,
-} from '../../domain/template';
+import { findPlaceholderLike, render, tokenize, tokenText, type Token } from '../../domain/template';
+import { placeholderNames } from '../helpers/template-helpers';
 import {
   referencePlaceholderLike,
   referencePlaceholders,

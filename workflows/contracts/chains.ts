@@ -9,7 +9,6 @@ export type { ChainStepDefinition };
 
 export type ChainStatus = 'SUCCESS' | 'FAILED' | 'PARTIAL';
 export type ChainStepStatus = 'SUCCESS' | 'FAILED' | 'SKIPPED';
-export type ChainGuardrailReason = 'maxConcurrency' | 'rateLimit' | 'maxTokens';
 
 export const CHAIN_GUARDRAIL_MESSAGE = 'Chain guardrail violation';
 

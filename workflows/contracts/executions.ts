@@ -92,7 +92,6 @@ export const FailureType = {
   /** A model stream stopped by its execution's stop notice (the workflow is being cancelled). */
   Cancelled: 'Execution.Cancelled',
 } as const;
-export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 
 /** Failure types that must not be retried. */
 export const NON_RETRYABLE: readonly string[] = [
