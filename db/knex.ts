@@ -11,6 +11,7 @@ import * as prompts from './migrations/004-prompts';
 import * as chains from './migrations/005-chains';
 import * as indexParameters from './migrations/006-index-parameters';
 import * as documentBatches from './migrations/007-document-batches';
+import * as keyedLexemes from './migrations/008-keyed-lexemes';
 
 export type { Knex };
 
@@ -25,6 +26,7 @@ const migrations: Record<string, Knex.Migration> = {
   '005-chains': chains,
   '006-index-parameters': indexParameters,
   '007-document-batches': documentBatches,
+  '008-keyed-lexemes': keyedLexemes,
 };
 
 const migrationSource: Knex.MigrationSource<string> = {
