@@ -7,24 +7,20 @@
 import type { Knex } from 'knex';
 import type { KeyRing } from '../infra/crypto';
 
-/** A lexeme as `tsquery`'s text form quotes it: `'…'` with `'` and `\` doubled. */
+/** A lexeme as the text forms of `tsquery` and `tsvector` quote it: `'…'`, `'` and `\` doubled. */
 const QUOTED_LEXEME = /'((?:[^'\\]|''|\\.)*)'/g;
 
 /**
- * The tsquery text `query` (`websearch_to_tsquery(…)::text`) with each lexeme replaced by
- * `hash(lexeme)`: operators, phrase distances and grouping stay as they are. websearch_to_tsquery
- * writes no prefix (`:*`) or weight marks, so none follows a lexeme.
+ * The text form of a tsquery (`websearch_to_tsquery(…)::text`) or of a tsvector with each lexeme
+ * replaced by `hash(lexeme)`: operators, phrase distances and grouping, positions and weights stay
+ * as they are. websearch_to_tsquery writes no prefix (`:*`) or weight marks, so none follows a
+ * lexeme of a query.
  */
-export function keyedQuery(query: string, hash: (lexeme: string) => string): string {
-  return query.replace(
+export function keyedText(text: string, hash: (lexeme: string) => string): string {
+  return text.replace(
     QUOTED_LEXEME,
     (_, body: string) => `'${hash(body.replace(/''|\\(.)/g, (m, c?: string) => c ?? "'"))}'`,
   );
-}
-
-/** A tsvector literal's entry: the (hashed) lexeme and its positions, weight marked unless D. */
-function entry(lexeme: string, positions: number[], weights: string[]): string {
-  return `'${lexeme}':${positions.map((p, i) => (weights[i] === 'D' ? `${p}` : `${p}${weights[i]}`)).join(',')}`;
 }
 
 export class KeyedLexemes {
@@ -43,16 +39,18 @@ export class KeyedLexemes {
    */
   async vectors(config: string, items: readonly { text: string }[], db = this.db): Promise<string[]> {
     if (items.length === 0) return [];
-    const texts = items.map((i) => i.text);
     const { rows } = (await db.raw(
-      `SELECT t.i::int AS i, l.lexeme, l.positions, l.weights
-         FROM unnest(?::text[]) WITH ORDINALITY AS t(text, i), unnest(to_tsvector(?::regconfig, t.text)) AS l`,
-      [texts, config],
-    )) as { rows: { i: number; lexeme: string; positions: number[]; weights: string[] }[] };
-    const hash = this.hashers[0]!;
-    const entries: string[][] = texts.map(() => []);
-    for (const r of rows) entries[r.i - 1]!.push(entry(hash(r.lexeme), r.positions, r.weights));
-    return entries.map((e) => e.join(' '));
+      'SELECT to_tsvector(?::regconfig, t.text)::text AS v FROM unnest(?::text[]) WITH ORDINALITY AS t(text, i) ORDER BY t.i',
+      [config, items.map((i) => i.text)],
+    )) as { rows: { v: string }[] };
+    // A lexeme recurs across fragments: hashed once per call.
+    const hashed = new Map<string, string>();
+    const hash = (lexeme: string): string => {
+      let h = hashed.get(lexeme);
+      if (h === undefined) hashed.set(lexeme, (h = this.hashers[0]!(lexeme)));
+      return h;
+    };
+    return rows.map((r) => keyedText(r.v, hash));
   }
 
   /**
@@ -66,6 +64,6 @@ export class KeyedLexemes {
       query,
     ])) as { rows: { q: string }[] };
     const text = rows[0]!.q;
-    return text === '' ? [] : this.hashers.map((hash) => keyedQuery(text, hash));
+    return text === '' ? [] : this.hashers.map((hash) => keyedText(text, hash));
   }
 }

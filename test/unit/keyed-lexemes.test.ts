@@ -1,5 +1,5 @@
 // Issue 29 item 8: the keyed hash of a lexeme and the keying of a tsquery's text form.
-import { keyedQuery } from '../../db/keyed-lexemes';
+import { keyedText } from '../../db/keyed-lexemes';
 import { KeyRing } from '../../infra/crypto';
 
 const OLD = 'old-application-secret-0123456789abcdef';
@@ -23,16 +23,21 @@ describe('keyed lexemes (issue 29 item 8)', () => {
 
   it('keys every lexeme of a tsquery and keeps its operators, distances and grouping', () => {
     const hash = (lexeme: string) => `h(${lexeme})`;
-    expect(keyedQuery(`'valv' <-> 'open' & !'lunch' | 'noon'`, hash)).toBe(
+    expect(keyedText(`'valv' <-> 'open' & !'lunch' | 'noon'`, hash)).toBe(
       `'h(valv)' <-> 'h(open)' & !'h(lunch)' | 'h(noon)'`,
     );
-    expect(keyedQuery(`( 'a' | 'b' ) & 'c' <2> 'd'`, hash)).toBe(`( 'h(a)' | 'h(b)' ) & 'h(c)' <2> 'h(d)'`);
+    expect(keyedText(`( 'a' | 'b' ) & 'c' <2> 'd'`, hash)).toBe(`( 'h(a)' | 'h(b)' ) & 'h(c)' <2> 'h(d)'`);
+  });
+
+  it('keys every lexeme of a tsvector and keeps its positions and weights', () => {
+    const hash = (lexeme: string) => `h(${lexeme})`;
+    expect(keyedText(`'lever':7A 'valv':2,6`, hash)).toBe(`'h(lever)':7A 'h(valv)':2,6`);
   });
 
   it('unquotes a lexeme as tsquery quotes it (doubled quote and backslash) before hashing', () => {
     const seen: string[] = [];
     const hash = (lexeme: string) => (seen.push(lexeme), 'x');
-    expect(keyedQuery(`'it''s' & 'a\\\\b' & 'c'`, hash)).toBe(`'x' & 'x' & 'x'`);
+    expect(keyedText(`'it''s' & 'a\\\\b' & 'c'`, hash)).toBe(`'x' & 'x' & 'x'`);
     expect(seen).toEqual(["it's", 'a\\b', 'c']);
   });
 });
