@@ -129,7 +129,7 @@ export class FragmentStore {
    */
   async fullText(scope: SearchScope, config: string, query: string, limit: number): Promise<TextHit[]> {
     if (scope.classifications.length === 0 || limit === 0) return [];
-    const queries = await this.documents.lexemes.queries(config, query);
+    const queries = await this.documents.lexemes.queries(config, query, this.db);
     if (queries.length === 0) return [];
     const ranks = queries.map(() => 'ts_rank_cd(f.tsv, ?::tsquery)').join(', ');
     const where = scopePredicate(scope);

@@ -56,10 +56,10 @@ export class KeyedLexemes {
   /**
    * `websearch_to_tsquery(config, query)` keyed under each secret, current first (fragments
    * written before a rotation hold the previous secret's hashes), or [] when the query has no
-   * lexeme (stop words only: it matches nothing, as the plain query did).
+   * lexeme (stop words only: it matches nothing, as the plain query did). Read on `db`.
    */
-  async queries(config: string, query: string): Promise<string[]> {
-    const { rows } = (await this.db.raw('SELECT websearch_to_tsquery(?::regconfig, ?)::text AS q', [
+  async queries(config: string, query: string, db = this.db): Promise<string[]> {
+    const { rows } = (await db.raw('SELECT websearch_to_tsquery(?::regconfig, ?)::text AS q', [
       config,
       query,
     ])) as { rows: { q: string }[] };
