@@ -7,6 +7,7 @@ import { failureConverterPath } from './infra/failure-converter';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { createKnex, databaseStartError, migrate, type Knex } from './db/knex';
 import { createStores, type Stores } from './db/stores';
+import { reindexLexemes } from './db/lexeme-reindex';
 import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
 import { createIdempotencyStore, type IdempotencyStore } from './infra/idempotency-store';
 import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
@@ -90,6 +91,13 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       keyring.hmac('api-key-secret', config.adminKeySecret),
     );
   }
+  // Fragments stored before their lexemes were keyed are keyed now, in the background (their
+  // full-text matches come back batch by batch; docs/decisions.md, "No words at rest").
+  const stopReindex = new AbortController();
+  const reindexing = reindexLexemes(db, keyring, stores.documents.lexemes, stopReindex.signal).then(
+    (n) => void (n > 0 && logger.info({ fragments: n }, 'fragment lexemes keyed')),
+    (err: unknown) => logger.warn({ err }, 'keying fragment lexemes failed; the next start resumes it'),
+  );
   return {
     config,
     logger,
@@ -112,6 +120,8 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     ingestion: config.ingestion,
     limits: config.limits,
     async close() {
+      stopReindex.abort();
+      await reindexing;
       await relay.close();
       subscriptions?.close();
       await redis?.close();

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { ListFields, ListPage, ListRequest } from '../domain/list-params';
 import type { KeyRing } from '../infra/crypto';
 import { newId } from '../infra/ids';
+import { KeyedLexemes } from './keyed-lexemes';
 import { toVersion, VERSION_COLUMNS, type DocumentVersion, type VersionRow } from './document-version';
 import { listPage } from './list-query';
 
@@ -55,6 +56,8 @@ export class DocumentStore {
   constructor(
     private readonly db: Knex,
     private readonly keyring: KeyRing,
+    /** The keyed lexemes of fragments' full-text search (db/keyed-lexemes.ts). */
+    readonly lexemes = new KeyedLexemes(db, keyring),
   ) {}
 
   /** Stores a new version with its encrypted content (status pending). */

@@ -122,15 +122,21 @@ export class FragmentStore {
       .sort((a, b) => a.distance - b.distance);
   }
 
-  /** SR-1 full_text: `websearch_to_tsquery` over the pipeline's config, ranked by `ts_rank_cd`. */
+  /**
+   * SR-1 full_text: `websearch_to_tsquery` over the pipeline's config, ranked by `ts_rank_cd`, on
+   * keyed lexemes (db/keyed-lexemes.ts): under a rotation, a fragment matches the query keyed
+   * under its own secret, so its rank is the greater of the two.
+   */
   async fullText(scope: SearchScope, config: string, query: string, limit: number): Promise<TextHit[]> {
     if (scope.classifications.length === 0 || limit === 0) return [];
-    const tsquery = 'websearch_to_tsquery(?::regconfig, ?)';
+    const queries = await this.documents.lexemes.queries(config, query, this.db);
+    if (queries.length === 0) return [];
+    const ranks = queries.map(() => 'ts_rank_cd(f.tsv, ?::tsquery)').join(', ');
     const where = scopePredicate(scope);
     const qb = this.db('fragments as f')
-      .select([...qualified, this.db.raw(`ts_rank_cd(f.tsv, ${tsquery}) AS rank`, [config, query])])
+      .select([...qualified, this.db.raw(`greatest(${ranks}) AS rank`, queries)])
       .whereRaw(where.sql, where.bindings)
-      .whereRaw(`f.tsv @@ ${tsquery}`, [config, query])
+      .whereRaw(`(${queries.map(() => 'f.tsv @@ ?::tsquery').join(' or ')})`, queries)
       .orderBy('rank', 'desc')
       .orderBy('f.id')
       .limit(limit);

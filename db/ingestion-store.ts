@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { v5 as uuidv5 } from 'uuid';
 import type { KeyRing } from '../infra/crypto';
+import { KeyedLexemes } from './keyed-lexemes';
 import { toVersion, VERSION_COLUMNS, type DocumentVersion, type VersionRow } from './document-version';
 import { vectorParameter } from './sql-helpers';
 import { completeVersions } from './version-completion';
@@ -31,6 +32,8 @@ export class IngestionStore {
   constructor(
     private readonly db: Knex,
     private readonly keyring: KeyRing,
+    /** Fragments' lexemes are stored keyed (db/keyed-lexemes.ts), never as words. */
+    private readonly lexemes = new KeyedLexemes(db, keyring),
   ) {}
 
   async getVersion(versionId: string): Promise<DocumentVersion | null> {
@@ -81,14 +84,16 @@ export class IngestionStore {
     textSearchConfig?: string,
   ): Promise<void> {
     for (let i = 0; i < chunks.length; i += 500) {
-      const rows = chunks.slice(i, i + 500).map((c) => ({
+      const slice = chunks.slice(i, i + 500);
+      const tsvs = await this.lexemes.vectors(textSearchConfig!, slice.some((c) => c.embedding) ? slice : []);
+      const rows = slice.map((c, n) => ({
         id: fragmentId(version.versionId, c.ordinal),
         document_version_id: version.versionId,
         embedding_model_id: embeddingModelId,
         ordinal: c.ordinal,
         text_cipher: this.keyring.encrypt('content', c.text),
         embedding: c.embedding ? vectorParameter(c.embedding) : null,
-        tsv: c.embedding ? this.db.raw('to_tsvector(?::regconfig, ?)', [textSearchConfig!, c.text]) : null,
+        tsv: c.embedding ? tsvs[n]! : null,
       }));
       await this.db('fragment_staging').insert(rows).onConflict(['document_version_id', 'ordinal']).ignore();
     }
@@ -168,17 +173,18 @@ export class IngestionStore {
     return row !== undefined;
   }
 
-  /** Writes embeddings and full-text lexemes (the text itself stays encrypted, SR-1). */
+  /** Writes embeddings and keyed full-text lexemes (the text itself stays encrypted, SR-1). */
   async storeEmbeddings(
     textSearchConfig: string,
     items: { id: string; text: string; embedding: number[] }[],
   ): Promise<void> {
     if (items.length === 0) return;
-    const values = items.map(() => '(?::uuid, ?::vector, ?)').join(', ');
-    const bindings = items.flatMap((i) => [i.id, vectorParameter(i.embedding), i.text]);
+    const tsvs = await this.lexemes.vectors(textSearchConfig, items);
+    const values = items.map(() => '(?::uuid, ?::vector, ?::tsvector)').join(', ');
+    const bindings = items.flatMap((item, n) => [item.id, vectorParameter(item.embedding), tsvs[n]!]);
     await this.db.raw(
-      `UPDATE fragment_staging s SET embedding = v.e, tsv = to_tsvector(?::regconfig, v.t) FROM (VALUES ${values}) AS v(id, e, t) WHERE s.id = v.id`,
-      [textSearchConfig, ...bindings],
+      `UPDATE fragment_staging s SET embedding = v.e, tsv = v.t FROM (VALUES ${values}) AS v(id, e, t) WHERE s.id = v.id`,
+      bindings,
     );
   }
 
@@ -215,16 +221,16 @@ export class IngestionStore {
     textSearchConfig: string,
     loads: { versionId: string; chunks: (StagedChunk & { embedding: number[] })[] }[],
   ): Promise<void> {
-    const rows = loads.flatMap((l) =>
-      l.chunks.map((c) => [
-        fragmentId(l.versionId, c.ordinal),
-        l.versionId,
-        c.ordinal,
-        this.keyring.encrypt('content', c.text),
-        vectorParameter(c.embedding),
-        c.text,
-      ]),
-    );
+    const chunks = loads.flatMap((l) => l.chunks.map((c) => ({ versionId: l.versionId, ...c })));
+    const tsvs = await this.lexemes.vectors(textSearchConfig, chunks);
+    const rows = chunks.map((c, n) => [
+      fragmentId(c.versionId, c.ordinal),
+      c.versionId,
+      c.ordinal,
+      this.keyring.encrypt('content', c.text),
+      vectorParameter(c.embedding),
+      tsvs[n]!,
+    ]);
     await completeVersions(
       this.db,
       loads.map((l) => l.versionId),
@@ -234,13 +240,13 @@ export class IngestionStore {
           await trx.raw(
             `INSERT INTO fragments (${FRAGMENT_COLUMNS})
              SELECT x.id, v.document_id, v.id, v.pipeline_id, ?::uuid, v.classification, v.metadata,
-               x.ordinal, v.version, x.text_cipher, x.embedding, to_tsvector(?::regconfig, x.text), true,
+               x.ordinal, v.version, x.text_cipher, x.embedding, x.tsv, true,
                CASE WHEN v.id = ANY(?::uuid[]) THEN ?::timestamptz END, ?::timestamptz
-             FROM (VALUES ${chunk.map(() => '(?::uuid, ?::uuid, ?::int, ?::bytea, ?::vector, ?::text)').join(', ')})
-               AS x(id, version_id, ordinal, text_cipher, embedding, text)
+             FROM (VALUES ${chunk.map(() => '(?::uuid, ?::uuid, ?::int, ?::bytea, ?::vector, ?::tsvector)').join(', ')})
+               AS x(id, version_id, ordinal, text_cipher, embedding, tsv)
              JOIN document_versions v ON v.id = x.version_id
              ON CONFLICT (id) DO NOTHING`,
-            [embeddingModelId, textSearchConfig, expiredIds, now, now, ...chunk.flat()],
+            [embeddingModelId, expiredIds, now, now, ...chunk.flat()],
           );
         }
         await trx.raw(

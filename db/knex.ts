@@ -12,6 +12,7 @@ import * as chains from './migrations/005-chains';
 import * as indexParameters from './migrations/006-index-parameters';
 import * as documentBatches from './migrations/007-document-batches';
 import * as resumableLlms from './migrations/008-resumable-llms';
+import * as keyedLexemes from './migrations/009-keyed-lexemes';
 
 export type { Knex };
 
@@ -27,6 +28,7 @@ const migrations: Record<string, Knex.Migration> = {
   '006-index-parameters': indexParameters,
   '007-document-batches': documentBatches,
   '008-resumable-llms': resumableLlms,
+  '009-keyed-lexemes': keyedLexemes,
 };
 
 const migrationSource: Knex.MigrationSource<string> = {

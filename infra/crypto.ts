@@ -1,5 +1,6 @@
 // Data protection (SPEC §17): one key per purpose, derived from the application secret with
-// HKDF-SHA256; AES-256-GCM for everything stored or relayed; HMAC-SHA256 for API key secrets.
+// HKDF-SHA256; AES-256-GCM for everything stored or relayed; HMAC-SHA256 for API key secrets and
+// for the full-text lexemes stored in place of words (db/keyed-lexemes.ts).
 // The previous secret (rotation) is accepted for decryption and verification only.
 import {
   createCipheriv,
@@ -19,13 +20,17 @@ export type Purpose =
   | 'relay'
   | 'temporal-payload'
   | 'cursor'
-  | 'codec-capability';
+  | 'codec-capability'
+  | 'text-search';
 
 const VERSION = 1;
 const KEY_ID_BYTES = 8;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const HEADER_BYTES = 1 + KEY_ID_BYTES + IV_BYTES + TAG_BYTES;
+
+/** 72 bits: two distinct lexemes of a 10⁶-word vocabulary collide with odds of 1 in 10⁹. */
+const LEXEME_BYTES = 9;
 
 const CODEC_CAPABILITY_LABEL = 'temporal-ui-codec';
 
@@ -110,6 +115,18 @@ export class KeyRing {
     return (
       raw.toString('base64url') === candidate &&
       this.verifyHmac('codec-capability', CODEC_CAPABILITY_LABEL, raw)
+    );
+  }
+
+  /**
+   * Keyed lexemes: one function per secret (current first) from a text-search lexeme to its
+   * HMAC-SHA256 under that secret's `text-search` key, cut to 72 bits, base64url (12 characters).
+   */
+  lexemeHashers(): ((lexeme: string) => string)[] {
+    return this.keys('text-search').map(
+      ({ key }) =>
+        (lexeme: string) =>
+          createHmac('sha256', key).update(lexeme).digest().subarray(0, LEXEME_BYTES).toString('base64url'),
     );
   }
 

@@ -29,6 +29,7 @@ const GATEWAY_PROMPT = `Summarise ${MARKERS.gatewayPrompt} for {{prompt:risk_dig
 export interface ContentRun {
   executionIds: string[];
   traceId: string;
+  pipelineId: string;
 }
 
 /** Runs the executions whose content must not be stored readable; checks they really carried it. */
@@ -87,7 +88,7 @@ export async function runContent(api: Api, fake: FakeModelServer, name: string):
   expect(gateway.status).toBe(200);
   expect(gateway.body.executionChain[0]).toMatchObject({ response: CACHED_ANSWER, cached: false });
   const executionIds = [streamed, plain].map((r) => r.headers.get('x-agentry-execution-id')!);
-  return { executionIds, traceId };
+  return { executionIds, traceId, pipelineId };
 }
 
 /** The markers found (case-insensitively) in a stored value read as text, bytes and base64. */
@@ -113,11 +114,31 @@ export async function tableColumns(rt: Runtime): Promise<Map<string, unknown[]>>
   return columns;
 }
 
-/** `table.column: markers` of every column holding content readable, the tsvectors aside (SR-1). */
+/** `table.column: markers` of every column holding content readable (the tsvectors included). */
 export const readableColumns = (columns: Map<string, unknown[]>): string[] =>
   [...columns]
-    .filter(([column, values]) => !column.endsWith('.tsv') && markersIn(values).length > 0)
+    .filter(([, values]) => markersIn(values).length > 0)
     .map(([column, values]) => `${column}: ${markersIn(values).join(', ')}`);
+
+/**
+ * The stored fragments' lexemes are keyed hashes, yet a search finds the document by its marker
+ * (SR-1 full_text over keyed lexemes, issue 29 item 8).
+ */
+export async function expectKeyedLexemes(api: Api, columns: Map<string, unknown[]>, pipelineId: string) {
+  // Every entry of every vector is a 12-character hash with its positions, none a word.
+  const entries = (columns.get('fragments.tsv') as string[]).flatMap((tsv) => tsv.split(' '));
+  expect(entries.length).toBeGreaterThan(4);
+  expect(entries.filter((e) => !/^'[\w-]{12}':\d+(,\d+)*$/.test(e))).toEqual([]);
+  const res = await api.post(`/pipelines/${pipelineId}/search`, {
+    query: `"${MARKERS.document} lever"`,
+    classification: 'public',
+    search_type: 'full_text',
+  });
+  expect(res.status).toBe(200);
+  expect(res.body.data).toHaveLength(1);
+  expect(res.body.data[0].page_content).toContain(MARKERS.document);
+  expect(res.body.data[0].score).toBeGreaterThan(0);
+}
 
 /** Every key under `prefix` with its whole value, read as bytes by type (stream, string, hash, …). */
 export async function redisValues(redis: RedisClient, prefix: string): Promise<Map<string, unknown>> {

@@ -51,18 +51,27 @@ function expectClassificationPredicate(statement: Statement, levels: string[]): 
   expect(bound.sort()).toEqual([...levels].sort());
 }
 
-/** SR-1 by PostgreSQL itself: `ts_rank_cd` of the current fragments a reader of `levels` may see. */
+/**
+ * SR-1 by PostgreSQL itself, over the words: `ts_rank_cd` of `to_tsvector` of the decrypted texts
+ * of the current fragments a reader of `levels` may see (the stored lexemes are keyed hashes).
+ */
 async function expectedTextRanks(pipelineId: string, levels: string[], query: string, limit: number) {
   const { text_search_config: config } = await stack.rt
     .db('pipelines')
     .where({ id: pipelineId })
     .first('text_search_config');
+  const fragments = (await stack.rt
+    .db('fragments')
+    .where({ pipeline_id: pipelineId, current: true, expired_at: null })
+    .whereIn('classification', levels)
+    .select('id', 'text_cipher')) as { id: string; text_cipher: Buffer }[];
+  const texts = fragments.map((f) => stack.rt.keyring.decrypt('content', f.text_cipher).toString('utf8'));
   const { rows } = await stack.rt.db.raw(
-    `SELECT id, ts_rank_cd(tsv, websearch_to_tsquery(?::regconfig, ?)) AS rank FROM fragments
-      WHERE pipeline_id = ? AND current AND expired_at IS NULL AND classification = ANY(?)
-        AND tsv @@ websearch_to_tsquery(?::regconfig, ?)
+    `SELECT id, ts_rank_cd(to_tsvector(?::regconfig, t), websearch_to_tsquery(?::regconfig, ?)) AS rank
+       FROM unnest(?::uuid[], ?::text[]) AS x(id, t)
+      WHERE to_tsvector(?::regconfig, t) @@ websearch_to_tsquery(?::regconfig, ?)
       ORDER BY rank DESC, id LIMIT ?`,
-    [config, query, pipelineId, levels, config, query, limit],
+    [config, config, query, fragments.map((f) => f.id), texts, config, config, query, limit],
   );
   return (rows as { id: string; rank: string }[]).map((r) => ({ id: r.id, score: Number(r.rank) }));
 }
@@ -410,6 +419,19 @@ describe('§5 documents and §6 search', () => {
     expect(idsAndScores(several.body.data)).toEqual(
       await expectedTextRanks(pipelineId, ['public'], 'cafeteria or salaries or holidays or parking', 5),
     );
+    // Over keyed lexemes, phrases (positions kept), negation and stop words rank as over the words;
+    // `cafet:*` is no prefix query: websearch_to_tsquery reads it as the word `cafet`.
+    for (const query of ['"cafeteria opens"', '"opens cafeteria"', 'cafeteria -salaries', 'cafet:*', 'the']) {
+      const res = await stack.api.post(`/pipelines/${pipelineId}/search`, {
+        query,
+        classification: 'public',
+        search_type: 'full_text',
+      });
+      expect({ query, hits: idsAndScores(res.body.data) }).toEqual({
+        query,
+        hits: await expectedTextRanks(pipelineId, ['public'], query, 5),
+      });
+    }
     const hybrid = await stack.api.post(`/pipelines/${pipelineId}/search`, {
       query: 'cafeteria',
       classification: 'public',
