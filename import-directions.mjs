@@ -15,7 +15,11 @@ const HOUSE = {
   domain: { may: [] },
   infra: { may: ['domain'] },
   db: { may: ['domain', 'infra'] },
-  activities: { may: ['domain', 'infra', 'db', 'workflows/contracts'] },
+  // What the API and the activities share: search, retrieval, query embeddings, prompt planning,
+  // the stored answer.
+  services: { may: ['domain', 'infra', 'db', 'workflows/contracts'] },
+  // What the worker registers, and the pieces only they use.
+  activities: { may: ['domain', 'infra', 'db', 'services', 'workflows/contracts'] },
   // The deterministic sandbox: its own folder, activity and domain types (docs/decisions.md).
   workflows: {
     may: [],
@@ -30,7 +34,7 @@ const HOUSE = {
       'domain',
       'infra',
       'db',
-      'activities',
+      'services',
       'workflows/contracts',
       'workflows/describe-failure',
       'workflows/retry-policy',
@@ -42,9 +46,13 @@ const HOUSE = {
   },
   // Composition roots and what they share: everything but each other's entry points and test/.
   runtime: { may: ['domain', 'infra', 'db', 'workflows/contracts'] },
-  'start-worker': { may: ['domain', 'infra', 'db', 'activities', 'workflows', 'runtime'] },
-  worker: { may: ['domain', 'infra', 'db', 'activities', 'workflows', 'runtime', 'start-worker'] },
-  embedded: { may: ['domain', 'infra', 'db', 'activities', 'workflows', 'api', 'runtime', 'start-worker'] },
+  'start-worker': { may: ['domain', 'infra', 'db', 'services', 'activities', 'workflows', 'runtime'] },
+  worker: {
+    may: ['domain', 'infra', 'db', 'services', 'activities', 'workflows', 'runtime', 'start-worker'],
+  },
+  embedded: {
+    may: ['domain', 'infra', 'db', 'services', 'activities', 'workflows', 'api', 'runtime', 'start-worker'],
+  },
 };
 
 const ROOT = import.meta.dirname;

@@ -4,15 +4,14 @@
 // `done` published. The client never retries by itself: Temporal does (LLM-3).
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { v5 as uuidv5 } from 'uuid';
 import type { LlmStore } from '../db/llm-store';
 import type { ExecutionStore } from '../db/execution-store';
 import type { IdempotencyStore } from '../infra/idempotency-store';
-import type { ChatMessage } from '../domain/llm-request';
 import { closingEvents } from '../domain/stream-events';
 import { ModelClients } from '../infra/model-clients';
 import type { Relay } from '../infra/relay';
-import { FailureType, type CallModelInput, type CallModelResult, type Usage } from '../workflows/contracts';
+import { FailureType, type CallModelInput, type CallModelResult } from '../workflows/contracts';
+import { answerPayloadId, type ModelRequestContent, type StoredAnswer } from '../services/answers';
 import type { ExecutionScratch } from './execution-scratch';
 import { ModelAttempt } from './model-attempt';
 import { cancelAtProvider, progressOf, resumptionFrom, type ResumeOutcome } from './model-resume';
@@ -36,21 +35,6 @@ export interface CallModelDeps {
   /** Counts how resumable LLMs' streams went on after a break (infra/activity-metrics.ts). */
   modelResumes?: { inc(labels: { outcome: ResumeOutcome }): void };
 }
-
-/** The stored answer of an execution. */
-export interface StoredAnswer {
-  text: string;
-  usage: Usage;
-}
-
-/** Stored request content of a direct query or a rendered agent prompt. */
-export interface ModelRequestContent {
-  messages: ChatMessage[];
-}
-
-const ANSWER_NAMESPACE = '6f1f3c52-8a7e-4b8e-9d55-2f2b7f0c9a11';
-export const answerPayloadId = (executionId: string): string =>
-  uuidv5(`${executionId}:answer`, ANSWER_NAMESPACE);
 
 export function createCallModel(deps: CallModelDeps) {
   const clients = new ModelClients();

@@ -22,7 +22,7 @@ import {
   workflowIdFor,
   type PromptRequestContent,
 } from '../workflows/contracts';
-import { answerPayloadId, type StoredAnswer } from './call-model';
+import { answerPayloadId, type StoredAnswer } from '../services/answers';
 
 export interface ChainStepDeps {
   executions: ExecutionStore;

@@ -3,7 +3,7 @@
 import type { ExecutionStore } from '../db/execution-store';
 import type { LlmStore } from '../db/llm-store';
 import type { ExecuteCache } from '../infra/execute-cache';
-import type { StoredAnswer } from './call-model';
+import type { StoredAnswer } from '../services/answers';
 
 export interface FinishPromptExecutionDeps {
   executions: ExecutionStore;

@@ -4,48 +4,10 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { IngestionStore } from '../db/ingestion-store';
-import type { EmbeddingModel, EmbeddingModelStore } from '../db/embedding-model-store';
-import type { DocumentVersion } from '../db/document-version';
-import type { PipelineStore } from '../db/pipeline-store';
-import type { TextSplitterStore } from '../db/text-splitter-store';
-import type { VectorIndexStore } from '../db/vector-index';
-import { EmbeddingError } from '../infra/embedders';
-import { splitText } from '../infra/text-splitters';
-import type { Limits } from '../domain/limits';
+import type { EmbeddingModel } from '../db/embedding-model-store';
 import { IngestionFailure } from '../workflows/contracts';
-import { embedderFor } from './model-embedder';
-import type { SearchDeps } from './search-fragments';
-
-export interface IngestionDeps extends Pick<SearchDeps, 'embeddingModels'> {
-  ingestions: IngestionStore;
-  pipelines: PipelineStore;
-  textSplitters: TextSplitterStore;
-  embeddingModels: EmbeddingModelStore;
-  vectorIndexes: VectorIndexStore;
-  /** SPEC §18: no fragment longer than the configured fragment limit. */
-  limits: Pick<Limits, 'fragmentChars'>;
-}
-
-/** As in callModel: a heartbeat every second (the SDK sends at most one per 0.8 × heartbeat timeout). */
-const HEARTBEAT_MS = 1000;
-
-const gone = (what: string): ApplicationFailure =>
-  ApplicationFailure.create({
-    type: IngestionFailure.DocumentGone,
-    message: `${what} no longer exists`,
-    nonRetryable: true,
-  });
-
-function classify(err: unknown): unknown {
-  if (!(err instanceof EmbeddingError)) return err;
-  const retryable = err.kind === 'retryable' || err.kind === 'unreachable';
-  return ApplicationFailure.create({
-    type: retryable ? IngestionFailure.EmbeddingUnavailable : IngestionFailure.EmbeddingRejected,
-    message: `Embedding server failed: ${err.message}`,
-    nonRetryable: !retryable,
-    ...(err.retryAfterMs ? { nextRetryDelay: err.retryAfterMs } : {}),
-  });
-}
+import { embedderFor } from '../services/model-embedder';
+import { embedStaged, gone, HEARTBEAT_MS, versionSplitter, type IngestionDeps } from './ingestion-steps';
 
 /** What a group of a batch left to the workflow: staged versions to embed, and indexes to build. */
 export interface IngestedGroup {
@@ -69,57 +31,11 @@ const READ_DOCUMENTS = 100;
 type ReadyLoad = Parameters<IngestionStore['loadVersions']>[2][number];
 
 export function createIngestionActivities(deps: IngestionDeps) {
-  /** Embeds staged fragments and stores their embeddings, heartbeating while the server works. */
-  const embedAndStore = async (
+  const embedAndStore = (
     textSearchConfig: string,
     model: EmbeddingModel,
     pending: { id: string; text: string }[],
-  ): Promise<void> => {
-    if (pending.length === 0) return;
-    const ctx = Context.current();
-    ctx.heartbeat();
-    // Beat while the embedding server works: a healthy call slower than the heartbeat timeout
-    // (several server batches) would otherwise be retried while it still runs, embedding twice.
-    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
-    try {
-      const vectors = await (await embedderFor(deps, model)).embed(pending.map((p) => p.text));
-      await deps.ingestions.storeEmbeddings(
-        textSearchConfig,
-        pending.map((p, i) => ({ id: p.id, text: p.text, embedding: vectors[i]! })),
-      );
-    } catch (err) {
-      throw classify(err);
-    } finally {
-      clearInterval(beat);
-    }
-  };
-
-  /**
-   * Chunks of a version's content, with the lookups of its pipeline, splitter and model (and the
-   * model's embedder) cached for one activity.
-   */
-  const splitter = (cache = new Map<string, Promise<unknown>>()) => {
-    const once = <T>(key: string, load: () => Promise<T>): Promise<T> => {
-      if (!cache.has(key)) cache.set(key, load());
-      return cache.get(key) as Promise<T>;
-    };
-    return async (version: DocumentVersion, content: string) => {
-      const pipeline = await once(`p:${version.pipeline_id}`, () => deps.pipelines.get(version.pipeline_id));
-      const textSplitter = await once(`s:${version.text_splitter_id}`, () =>
-        deps.textSplitters.get(version.text_splitter_id),
-      );
-      if (!pipeline || !textSplitter) throw gone(pipeline ? 'The text splitter' : 'The pipeline');
-      const model = await once(`m:${pipeline.embedding_model_id}`, () =>
-        deps.embeddingModels.get(pipeline.embedding_model_id),
-      );
-      if (!model) throw gone('The embedding model');
-      const chunks = (
-        await splitText(textSplitter.provider, textSplitter.parameters, content, deps.limits.fragmentChars)
-      ).filter((c) => /[\p{L}\p{N}]/u.test(c));
-      const embedder = () => once(`e:${model.id}`, () => embedderFor(deps, model));
-      return { pipeline, model, chunks, embedder };
-    };
-  };
+  ) => embedStaged(deps, textSearchConfig, model, pending);
 
   return {
     /**
@@ -130,7 +46,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
      * splitter or model is gone fails alone; ready or failed versions (a retry) are skipped.
      */
     async ingestDocuments(input: { batchId: string; from: number }): Promise<IngestedGroup> {
-      const split = splitter();
+      const split = versionSplitter(deps);
       const staged: IngestedGroup['staged'] = [];
       const indexesToBuild = new Set<string>();
       const deferred = new Map<string, Promise<void>>();
@@ -153,7 +69,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
         const loads = new Map<string, { modelId: string; config: string; versions: ReadyLoad[] }>();
         for (const { version, content } of await deps.ingestions.startIngestions(ids)) {
           if (version.status !== 'processing') continue;
-          let prepared: Awaited<ReturnType<ReturnType<typeof splitter>>>;
+          let prepared: Awaited<ReturnType<ReturnType<typeof versionSplitter>>>;
           try {
             prepared = await split(version, content);
           } catch (err) {
@@ -274,7 +190,7 @@ export function createIngestionActivities(deps: IngestionDeps) {
     async prepareIngestion(documentVersionId: string): Promise<{ fragmentCount: number; embedded: boolean }> {
       const started = await deps.ingestions.startIngestion(documentVersionId);
       if (!started) throw gone('The document version');
-      const { pipeline, model, chunks } = await splitter()(started.version, started.content);
+      const { pipeline, model, chunks } = await versionSplitter(deps)(started.version, started.content);
       const embedded = model.provider === 'hash';
       const vectors = embedded ? await (await embedderFor(deps, model)).embed(chunks) : [];
       await deps.ingestions.stageFragments(

@@ -7,8 +7,8 @@ import { instantFromDate } from '../domain/dotnet-datetime';
 import { fatalMessage, type Part } from '../domain/reference-plan';
 import { templateVariableResolver, type AgentTool } from '../domain/system-variables';
 import { FailureType, ReferenceFailure, type PlanResult } from '../workflows/contracts';
-import { createPlanner } from './prompt-planning';
-import { fail, planPayloadId, type StoredPlan } from './prompt-plan';
+import { createPlanner } from '../services/prompt-planner';
+import { fail, planPayloadId, type StoredPlan } from './stored-plan';
 import { principalOf, resolveSlots, type ReferenceSlotDeps } from './reference-slots';
 
 export interface PlanAgentReferencesDeps extends ReferenceSlotDeps {

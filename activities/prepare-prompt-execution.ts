@@ -14,8 +14,8 @@ import {
   type PromptExecutionInput,
   type PromptRequestContent,
 } from '../workflows/contracts';
-import { createPlanner, routedLlms } from './prompt-planning';
-import { fail, planPayloadId, type StoredPlan } from './prompt-plan';
+import { createPlanner, routedLlms } from '../services/prompt-planner';
+import { fail, planPayloadId, type StoredPlan } from './stored-plan';
 import { principalOf, resolveSlots, type ReferenceSlotDeps } from './reference-slots';
 
 export interface PreparePromptExecutionDeps extends ReferenceSlotDeps {

@@ -9,8 +9,8 @@ import type { Limits } from '../domain/limits';
 import type { ReferencePlanner } from '../domain/reference-plan';
 import { executeCacheHash, executeCacheKey, type ExecuteCache } from '../infra/execute-cache';
 import { FailureType, workflowIdFor, type ReferenceChild } from '../workflows/contracts';
-import { routedLlms, type PlanningDeps } from './prompt-planning';
-import { derivedId, fail } from './prompt-plan';
+import { routedLlms, type PlanningDeps } from '../services/prompt-planner';
+import { derivedId, fail } from './stored-plan';
 
 export interface ReferenceSlotDeps extends PlanningDeps {
   apiKeys: ApiKeyStore;

@@ -6,8 +6,8 @@ import type { ExecutionStore } from '../db/execution-store';
 import type { ChatMessage } from '../domain/llm-request';
 import { fillParts } from '../domain/reference-plan';
 import { FailureType } from '../workflows/contracts';
-import type { ModelRequestContent } from './call-model';
-import { chainPayloadId, derivedId, fail, slotAnswers, type StoredPlan } from './prompt-plan';
+import type { ModelRequestContent } from '../services/answers';
+import { chainPayloadId, derivedId, fail, slotAnswers, type StoredPlan } from './stored-plan';
 import { checkRenderedSize } from './rendered-limit';
 import type { Limits } from '../domain/limits';
 

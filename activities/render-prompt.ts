@@ -13,12 +13,12 @@ import { templateVariableResolver, type AgentTool } from '../domain/system-varia
 import { findPlaceholderLike, render, tokenize } from '../domain/template';
 import type { ChatMessage } from '../domain/llm-request';
 import { FailureType, type RenderInput } from '../workflows/contracts';
-import type { ModelRequestContent } from './call-model';
-import { slotAnswers, type StoredPlan } from './prompt-plan';
+import type { ModelRequestContent } from '../services/answers';
+import { slotAnswers, type StoredPlan } from './stored-plan';
 import type { ExecutionScratch } from './execution-scratch';
 import { checkRenderedSize } from './rendered-limit';
 import type { Limits } from '../domain/limits';
-import type { AgentRequestContent } from './retrieve-fragments';
+import type { AgentRequestContent } from '../services/retrieval';
 
 export interface RenderDeps {
   agents: AgentStore;

@@ -1,34 +1,21 @@
-// EX-2: one retrieval per retrieval placeholder, and the same code for the dry run (SPEC §10):
-// the placeholder's target value is the search text, with the request's classifications, the
-// placeholder's own filter and params, cosine distance and the pipeline's embedding model.
-// History gets fragment ids and scores only.
+// EX-2: the activity that retrieves one retrieval placeholder's fragments for an execution
+// (services/retrieval.ts, shared with the dry run); the fragments stay in this process for render
+// and the trace, and history gets their ids and scores only.
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentStore } from '../db/agent-store';
-import type { EmbeddingModel } from '../db/embedding-model-store';
 import type { EmbeddingModelLookup } from '../db/embedding-model-lookup';
 import type { ExecutionStore } from '../db/execution-store';
-import type { Pipeline, PipelineStore } from '../db/pipeline-store';
-import type { Placeholder } from '../domain/agent-definition';
-import { compileFilter } from '../domain/filter-compiler';
-import { parseFilter } from '../domain/filter-parser';
-import type { Limits } from '../domain/limits';
+import type { PipelineStore } from '../db/pipeline-store';
 import { EmbeddingError } from '../infra/embedders';
 import { FailureType, type FragmentRef, type RetrieveInput } from '../workflows/contracts';
 import type { ExecutionScratch } from './execution-scratch';
-import { embedWith, QueryEmbeddings } from './query-embeddings';
-import { searchFragments, type ScoredFragment, type SearchDeps } from './search-fragments';
-
-/** What the API stores for an agent execution (encrypted, SPEC §9.3). */
-export interface AgentRequestContent {
-  values: Record<string, string>;
-  classifications: string[];
-  filters: Record<string, unknown>;
-}
-
-/** A search with the request's filters, parsed within the SPEC §18 filter depth. */
-export interface FilteredSearchDeps extends SearchDeps {
-  limits: Pick<Limits, 'filterDepth'>;
-}
+import { embedWith, QueryEmbeddings } from '../services/query-embeddings';
+import {
+  isRetrieval,
+  retrieveForPlaceholder,
+  type AgentRequestContent,
+  type FilteredSearchDeps,
+} from '../services/retrieval';
 
 export interface RetrievalDeps extends FilteredSearchDeps {
   agents: AgentStore;
@@ -37,33 +24,6 @@ export interface RetrievalDeps extends FilteredSearchDeps {
   executions: ExecutionStore;
   /** What the execution's next steps take from this one (activities/execution-scratch.ts). */
   scratch: ExecutionScratch;
-}
-
-type RetrievalPlaceholder = Extract<Placeholder, { type: 'similarity' | 'mmr' }>;
-
-export const isRetrieval = (p: Placeholder): p is RetrievalPlaceholder => p.type !== 'query';
-
-/** One placeholder's fragments, in rank order (shared by the activity and the dry run). */
-export function retrieveForPlaceholder(
-  deps: FilteredSearchDeps,
-  pipeline: Pipeline,
-  model: EmbeddingModel,
-  placeholder: RetrievalPlaceholder,
-  request: AgentRequestContent,
-): Promise<ScoredFragment[]> {
-  const filter = request.filters[placeholder.name];
-  const params = placeholder.params;
-  return searchFragments(deps, pipeline, model, {
-    query: request.values[placeholder.target] ?? '',
-    classifications: request.classifications,
-    filter:
-      filter === undefined ? null : compileFilter(parseFilter(filter, deps.limits.filterDepth), 'f.metadata'),
-    searchType: placeholder.type,
-    k: params.k,
-    fetchK: placeholder.type === 'mmr' ? placeholder.params.fetch_k : 0,
-    lambdaMult: placeholder.type === 'mmr' ? placeholder.params.lambda_mult : 0,
-    threshold: params.threshold,
-  });
 }
 
 const missing = (what: string): ApplicationFailure =>

@@ -6,9 +6,9 @@ import type { ExecutionStore } from '../db/execution-store';
 import type { FragmentStore } from '../db/fragment-store';
 import type { TraceStore } from '../infra/trace-store';
 import { FailureType, type StoreTraceInput } from '../workflows/contracts';
-import type { ModelRequestContent } from './call-model';
+import type { ModelRequestContent } from '../services/answers';
 import type { ExecutionScratch } from './execution-scratch';
-import type { AgentRequestContent } from './retrieve-fragments';
+import type { AgentRequestContent } from '../services/retrieval';
 
 export interface TraceDeps {
   executions: ExecutionStore;

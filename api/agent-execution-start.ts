@@ -7,12 +7,8 @@ import type { Request } from 'express';
 import type { Agent, AgentStore } from '../db/agent-store';
 import type { Llm, LlmStore } from '../db/llm-store';
 import type { Pipeline, PipelineStore } from '../db/pipeline-store';
-import {
-  isRetrieval,
-  type AgentRequestContent,
-  type FilteredSearchDeps,
-} from '../activities/retrieve-fragments';
-import type { PlanningDeps } from '../activities/prompt-planning';
+import { isRetrieval, type AgentRequestContent, type FilteredSearchDeps } from '../services/retrieval';
+import type { PlanningDeps } from '../services/prompt-planner';
 import { resolveReader } from '../domain/classifications';
 import { closestName } from '../domain/closest-name';
 import { InvalidInput, type ErrorItem } from '../domain/errors';

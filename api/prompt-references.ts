@@ -5,7 +5,7 @@ import { InvalidInput } from '../domain/errors';
 import type { Principal } from '../domain/permissions';
 import { referencesIn } from '../domain/prompt-analysis';
 import { fatalMessage, type ReferenceProblem } from '../domain/reference-plan';
-import { createPlanner, type PlanningDeps } from '../activities/prompt-planning';
+import { createPlanner, type PlanningDeps } from '../services/prompt-planner';
 
 export interface ReferenceCheck {
   problems: ReferenceProblem[];

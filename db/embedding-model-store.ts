@@ -7,7 +7,7 @@ import type { Principal } from '../domain/permissions';
 import type { KeyRing } from '../infra/crypto';
 import * as named from './named-resource';
 import { uniqueName } from './sql-helpers';
-import { hnswIndexDdl, hnswIndexName, nextIndexName } from './vector-index';
+import { hnswIndexDdl, hnswIndexName, nextIndexName, type HnswParameters } from './vector-index';
 
 export interface EmbeddingModel extends named.Resource {
   provider: 'hash' | 'openai';
@@ -18,18 +18,6 @@ export interface EmbeddingModel extends named.Resource {
   /** The HNSW index's build parameters (pgvector's `m`, `ef_construction`). */
   index: HnswParameters;
 }
-
-export interface HnswParameters {
-  m: number;
-  efConstruction: number;
-}
-
-/**
- * m 16 (pgvector's) and ef_construction 200 (pgvector's is 64): at 100k fragments recall@5 went
- * from 0.65 to 0.96 at ef_search 400, for 1.8× the CPU per insert (docs/decisions.md). pgvector's
- * bounds: m 2–100, ef_construction 4–1000 and at least 2·m.
- */
-export const DEFAULT_HNSW: HnswParameters = { m: 16, efConstruction: 200 };
 
 interface Row extends named.Row {
   provider: 'hash' | 'openai';

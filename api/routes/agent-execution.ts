@@ -1,8 +1,8 @@
 // POST /agents/{id}/execute (SPEC §9), the retrieval dry run POST /agents/{id}/search (§10) and
 // GET /tracing/{id} (§11). Every check of §9.2 runs, in its order, before a workflow starts.
 import { Router, type Request } from 'express';
-import { retrieveForPlaceholder, isRetrieval } from '../../activities/retrieve-fragments';
-import { embedWith, QueryEmbeddings } from '../../activities/query-embeddings';
+import { retrieveForPlaceholder, isRetrieval } from '../../services/retrieval';
+import { embedWith, QueryEmbeddings } from '../../services/query-embeddings';
 import type { Agent } from '../../db/agent-store';
 import { InvalidInput, NotFound } from '../../domain/errors';
 import type { Principal } from '../../domain/permissions';

@@ -9,7 +9,7 @@ import type { Principal } from '../../domain/permissions';
 import { newId } from '../../infra/ids';
 import { loadAuthorized, requireCreate } from '../access';
 import { principalOf } from '../auth';
-import type { PlanningDeps } from '../../activities/prompt-planning';
+import type { PlanningDeps } from '../../services/prompt-planner';
 import type { PromptStore } from '../../db/prompt-store';
 import { checkAgentReferences } from '../prompt-references';
 import type { RouteRegistry } from '../route-registry';

@@ -3,13 +3,11 @@ import type { Client } from '@temporalio/client';
 import { Router } from 'express';
 import type { EmbeddingModelLookup } from '../../db/embedding-model-lookup';
 import {
-  DEFAULT_HNSW,
   EMBEDDING_MODEL_FIELDS,
   type EmbeddingModel,
   type EmbeddingModelStore,
-  type HnswParameters,
 } from '../../db/embedding-model-store';
-import type { VectorIndexStore } from '../../db/vector-index';
+import { DEFAULT_HNSW, type HnswParameters, type VectorIndexStore } from '../../db/vector-index';
 import { InvalidInput, Unavailable } from '../../domain/errors';
 import { parseListQuery } from '../../domain/list-params';
 import type { Principal } from '../../domain/permissions';

@@ -3,7 +3,7 @@
 // does not exist (404).
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Router, type Request, type Response } from 'express';
-import type { StoredAnswer } from '../../activities/call-model';
+import type { StoredAnswer } from '../../services/answers';
 import type { StopNotices } from '../../infra/stop-notices';
 import type { ExecutionRecord } from '../../db/execution-store';
 import { Conflict, InvalidInput, NotFound, Unavailable } from '../../domain/errors';

@@ -3,9 +3,9 @@
 // prompt's routing, else the default LLM. JSON `{response, executionChain, referenceErrors}`, or
 // the §9.5 formats whose final `done` event carries executionChain and referenceErrors.
 import { Router, type Request } from 'express';
-import type { PlanningDeps } from '../../activities/prompt-planning';
-import { routedLlms, promptAccess } from '../../activities/prompt-planning';
-import { answerPayloadId, type StoredAnswer } from '../../activities/call-model';
+import type { PlanningDeps } from '../../services/prompt-planner';
+import { routedLlms, promptAccess } from '../../services/prompt-planner';
+import { answerPayloadId, type StoredAnswer } from '../../services/answers';
 import type { LlmStore } from '../../db/llm-store';
 import type { StoredPrompt } from '../../db/prompt-store';
 import { Forbidden, InvalidInput, NotFound } from '../../domain/errors';

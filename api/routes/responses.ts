@@ -5,7 +5,7 @@
 // /v1/responses/{id}/cancel. A response is an agent execution: the same §9.2 checks, workflow,
 // record, trace and search attributes as POST /agents/{id}/execute, and its id is the execution's.
 import { Router, type Request, type Response } from 'express';
-import type { StoredAnswer } from '../../activities/call-model';
+import type { StoredAnswer } from '../../services/answers';
 import type { ExecutionRecord } from '../../db/execution-store';
 import { Conflict, InvalidInput, NotFound } from '../../domain/errors';
 import { RELAY_START } from '../../infra/relay';

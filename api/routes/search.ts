@@ -7,7 +7,7 @@ import type { EmbeddingModelLookup } from '../../db/embedding-model-lookup';
 import type { EmbeddingModelStore } from '../../db/embedding-model-store';
 import type { FragmentStore } from '../../db/fragment-store';
 import type { PipelineStore } from '../../db/pipeline-store';
-import { searchFragments } from '../../activities/search-fragments';
+import { searchFragments } from '../../services/search-fragments';
 import { resolveReader } from '../../domain/classifications';
 import { compileFilter } from '../../domain/filter-compiler';
 import { parseFilter } from '../../domain/filter-parser';

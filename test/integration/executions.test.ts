@@ -5,7 +5,7 @@ import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-
 import { answerOf, parseNdjson, parseSse, type Api, type Credentials } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';
 import { randomUUID } from 'node:crypto';
-import { answerPayloadId } from '../../activities/call-model';
+import { answerPayloadId } from '../../services/answers';
 import { relayKey } from '../../infra/relay';
 import { waitFor } from '../helpers/wait';
 

@@ -5,7 +5,7 @@
 // answer exactly once and one `done`; the model was asked exactly twice.
 import { createClient } from 'redis';
 import { Client as PgClient } from 'pg';
-import { answerPayloadId } from '../../activities/call-model';
+import { answerPayloadId } from '../../services/answers';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
 import { until, waitFor } from '../helpers/wait';

@@ -1,5 +1,5 @@
 import type { EmbeddingModel } from '../../db/embedding-model-store';
-import { QueryEmbeddings } from '../../activities/query-embeddings';
+import { QueryEmbeddings } from '../../services/query-embeddings';
 
 const model = {
   id: 'm1',

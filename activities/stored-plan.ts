@@ -7,7 +7,7 @@ import { v5 as uuidv5 } from 'uuid';
 import type { ExecutionStore } from '../db/execution-store';
 import type { ChainEntry, Part, ReferenceProblem } from '../domain/reference-plan';
 import { FailureType, type PromptRequestContent } from '../workflows/contracts';
-import { answerPayloadId, type StoredAnswer } from './call-model';
+import { answerPayloadId, type StoredAnswer } from '../services/answers';
 
 export interface StoredPlan {
   /** Prompt executions: the messages' parts. */

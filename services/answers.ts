@@ -1,0 +1,21 @@
+// An execution's model request and answer as they are stored (encrypted, in `execution_payloads`):
+// what the model activity writes and reads, and what the API, chains and prompt plans read back.
+// The answer's payload id derives from the execution's id, so a retried attempt writes the same row.
+import { v5 as uuidv5 } from 'uuid';
+import type { ChatMessage } from '../domain/llm-request';
+import type { Usage } from '../workflows/contracts';
+
+/** The stored answer of an execution. */
+export interface StoredAnswer {
+  text: string;
+  usage: Usage;
+}
+
+/** Stored request content of a direct query or a rendered agent prompt. */
+export interface ModelRequestContent {
+  messages: ChatMessage[];
+}
+
+const ANSWER_NAMESPACE = '6f1f3c52-8a7e-4b8e-9d55-2f2b7f0c9a11';
+export const answerPayloadId = (executionId: string): string =>
+  uuidv5(`${executionId}:answer`, ANSWER_NAMESPACE);
