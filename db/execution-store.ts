@@ -233,6 +233,14 @@ export class ExecutionStore {
     return row ? this.keyring.decryptJson<T>('content', row.cipher as Buffer) : null;
   }
 
+  /** When the execution's answer was stored (its record may not say it finished yet). */
+  async answerStoredAt(executionId: string): Promise<Date | null> {
+    const row = await this.db('execution_payloads')
+      .where({ execution_id: executionId, kind: 'answer' })
+      .first('created_at');
+    return (row?.created_at as Date | undefined) ?? null;
+  }
+
   /** Chain executions still marked running that started before `before` (CH-4 reconciliation). */
   async runningChainExecutions(
     chainId: string,

@@ -83,7 +83,12 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
         : {}),
       usage,
       error: r.status === 'failed' ? { status: r.error_status ?? 503, message: errorDetail(r) } : null,
-      completedAt: r.status === 'succeeded' && r.finished_at ? seconds(r.finished_at) : null,
+      // An answer stored before the record says finished (the outcome is written just after):
+      // completed then, as the answer's row says.
+      completedAt:
+        r.status !== 'succeeded'
+          ? null
+          : seconds(r.finished_at ?? (await deps.executions.answerStoredAt(record.id)) ?? new Date()),
     });
   }
 
