@@ -14,6 +14,7 @@
 // Last, BENCH_RESPONSES_ROUNDS rounds per Agentry mode of one POST /agents/{id}/execute and one
 // POST /v1/responses (issue 28, the OpenAI-compatible route), in alternating order: the added time
 // to first token of the Responses protocol (target ≤ 2 ms).
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startFakeModelServer } from '../test/fakes/fake-model-server';
 import { setupAgentBench, type AgentBench } from './lib/agent-setup';
@@ -46,6 +47,8 @@ const settings = {
   tracing: process.env.BENCH_TRACING === '1',
   responsesRounds: envInt('BENCH_RESPONSES_ROUNDS', 150, 0),
   profile: process.env.BENCH_PROFILE !== '0',
+  /** Another checkout's build as the Agentry columns (the floor and the direct column are this one's). */
+  agentryDir: process.env.BENCH_AGENTRY_DIR ? path.resolve(process.env.BENCH_AGENTRY_DIR) : undefined,
 };
 
 let interrupted = false;
@@ -128,8 +131,8 @@ async function main(): Promise<void> {
     step('starting the floor worker, Agentry production (API + worker) and Agentry embedded');
     stops = await startAll<Floor | AgentryStack>([
       startFloor(),
-      startAgentryStack('production', 'execution-production'),
-      startAgentryStack('embedded', 'execution-embedded'),
+      startAgentryStack('production', 'execution-production', {}, { root: settings.agentryDir }),
+      startAgentryStack('embedded', 'execution-embedded', {}, { root: settings.agentryDir }),
     ]);
     const [floor, production, embedded] = stops as [Floor, AgentryStack, AgentryStack];
     const agentOptions = { name: 'bench-execution', model: MODEL, ...settings, dims: 384 };
