@@ -31,7 +31,7 @@ export interface ChainStepDeps {
 }
 
 const REQUEST_NAMESPACE = '0b8e4f4e-2d0c-4a51-9d1e-5c7c1f7a3b20';
-export const stepRequestPayloadId = (stepExecutionId: string): string =>
+const stepRequestPayloadId = (stepExecutionId: string): string =>
   uuidv5(`${stepExecutionId}:request`, REQUEST_NAMESPACE);
 
 const expired = (): ApplicationFailure =>

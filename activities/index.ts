@@ -14,7 +14,7 @@ import { createRetrieveFragments, type RetrievalDeps } from './retrieve-fragment
 import { createStoreTrace, type TraceDeps } from './store-trace';
 import { createVectorIndexActivities, type VectorIndexDeps } from './vector-indexes';
 
-export type ActivityDeps = CallModelDeps &
+type ActivityDeps = CallModelDeps &
   BookkeepingDeps &
   IngestionDeps &
   RetrievalDeps &

@@ -10,7 +10,7 @@ import { embedderFor } from '../services/model-embedder';
 import { embedStaged, gone, HEARTBEAT_MS, versionSplitter, type IngestionDeps } from './ingestion-steps';
 
 /** What a group of a batch left to the workflow: staged versions to embed, and indexes to build. */
-export interface IngestedGroup {
+interface IngestedGroup {
   /** How many of the batch's versions this group took; 0 once none is left. */
   consumed: number;
   /** Versions staged for an embedding server, with their fragment counts. */

@@ -31,7 +31,7 @@ const RETRY_LOOKUP_MS = 5000;
 export const heartbeatEveryMs = (heartbeatTimeoutMs: number | undefined): number =>
   heartbeatTimeoutMs ? Math.max(1, Math.floor(heartbeatTimeoutMs / BEATS_PER_TIMEOUT)) : DEFAULT_BEAT_MS;
 
-export type StopCause = 'notice' | 'temporal' | 'claim';
+type StopCause = 'notice' | 'temporal' | 'claim';
 
 export class ModelAttempt {
   /** Aborted when the stream must stop; `cause` says why. */

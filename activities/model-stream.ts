@@ -19,7 +19,7 @@ import { DeltaBatcher } from './delta-batcher';
 import { classifyModelError } from './failures';
 import { cancelAtProvider, type ModelProgress, type ResumeOutcome, type Resumption } from './model-resume';
 
-export interface ModelCall {
+interface ModelCall {
   client: OpenAI;
   model: string;
   messages: ChatMessage[];
@@ -35,7 +35,7 @@ export interface ModelCall {
   background?: BackgroundCall;
 }
 
-export interface BackgroundCall {
+interface BackgroundCall {
   /** An earlier attempt's response, to resume instead of asking anew. */
   resume?: Resumption;
   /** The response and how far its text is relayed, whenever either changes. */

@@ -39,7 +39,7 @@ export interface RequestFieldNames {
   filter(placeholder: string): string;
 }
 
-export const EXECUTE_FIELDS: RequestFieldNames = {
+const EXECUTE_FIELDS: RequestFieldNames = {
   value: (name) => `prompt.${name}`,
   filter: (name) => `filters.${name}`,
 };
@@ -139,7 +139,7 @@ export interface AgentExecutionTarget {
   llm: Llm;
 }
 
-export interface StartedAgentExecution {
+interface StartedAgentExecution {
   executionId: string;
   /** DX-4: a repeat of an earlier request under its Idempotency-Key. */
   replayed: boolean;

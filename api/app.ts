@@ -42,7 +42,7 @@ import { chainRoutes } from './routes/chains';
 import { textSplitterRoutes } from './routes/text-splitters';
 import { systemRoutes } from './routes/system';
 
-export interface AppDeps extends Stores {
+interface AppDeps extends Stores {
   version: string;
   logger: Logger;
   keyring: KeyRing;

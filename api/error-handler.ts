@@ -23,7 +23,7 @@ const STATUS: Record<string, number> = {
   unavailable: 503,
 };
 
-export const statusOf = (err: AgentryError): number =>
+const statusOf = (err: AgentryError): number =>
   err instanceof ExecutionFailed ? err.status : (STATUS[err.kind] ?? 500);
 
 /** SPEC §1: a 429 and a 503 say when to try again. */

@@ -12,7 +12,7 @@ import { describeFailure } from '../workflows/describe-failure';
 
 type Outcome = { ok: true; result: ExecutionResult } | { ok: false; error: unknown };
 
-export interface ReadBatch {
+interface ReadBatch {
   events: ClientEvent[];
   /** Relay append → read delay of each entry (ms), for the relay-lag metric. */
   lagsMs: number[];

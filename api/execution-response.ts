@@ -15,7 +15,7 @@ import { ExecutionReader } from './execution-reader';
 import type { ApiMetrics } from './metrics';
 import type { StreamOption } from './schemas/llms';
 
-export type StreamFormat = 'ndjson' | 'sse' | 'text';
+type StreamFormat = 'ndjson' | 'sse' | 'text';
 
 export const formatOf = (stream: StreamOption | undefined): StreamFormat =>
   stream === false ? 'text' : stream === 'sse' ? 'sse' : 'ndjson';
@@ -105,7 +105,7 @@ export async function respondWithExecution(
 }
 
 /** How a client's format receives an execution followed by `followExecution`. */
-export interface ExecutionSink {
+interface ExecutionSink {
   /** EX-7: no status before the model answered or the execution failed (else 200 at once). */
   hold: boolean;
   /**

@@ -10,7 +10,7 @@ import { Conflict, InvalidInput, Unavailable } from '../domain/errors';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 import { principalOf } from './auth';
 
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
 /** For `RouteSpec.headers`: documents the header in /openapi.json. */
 export const IDEMPOTENCY_HEADER_SPEC = {
@@ -41,7 +41,7 @@ interface Entry {
 }
 
 /** The request's `Idempotency-Key`, undefined when absent; 400 when malformed. */
-export function idempotencyKeyOf(req: Request): string | undefined {
+function idempotencyKeyOf(req: Request): string | undefined {
   const value = req.header(IDEMPOTENCY_HEADER);
   if (value === undefined) return undefined;
   if (!VISIBLE.test(value))
@@ -62,7 +62,7 @@ function canonicalJson(value: unknown): string {
 }
 
 /** SHA-256 of the canonical JSON of what makes two requests the same (body, header ids). */
-export const fingerprintOf = (parts: readonly unknown[]): string =>
+const fingerprintOf = (parts: readonly unknown[]): string =>
   createHash('sha256').update(canonicalJson(parts)).digest('hex');
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

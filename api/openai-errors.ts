@@ -6,7 +6,7 @@
 import type { Response } from 'express';
 import type { ErrorItem } from '../domain/errors';
 
-export interface OpenAiErrorBody {
+interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
@@ -37,7 +37,7 @@ const ITEM_CODES: Record<string, string> = {
   additionalProperties: 'unknown_parameter',
 };
 
-export function openAiError(status: number, message: string, items?: ErrorItem[]): OpenAiErrorBody {
+function openAiError(status: number, message: string, items?: ErrorItem[]): OpenAiErrorBody {
   const first = items?.[0];
   const itemCode = first ? (ITEM_CODES[first.type] ?? first.type) : undefined;
   return {

@@ -7,7 +7,7 @@ import { referencesIn } from '../domain/prompt-analysis';
 import { fatalMessage, type ReferenceProblem } from '../domain/reference-plan';
 import { createPlanner, type PlanningDeps } from '../services/prompt-planner';
 
-export interface ReferenceCheck {
+interface ReferenceCheck {
   problems: ReferenceProblem[];
   /** Distinct prompt ids the texts reference directly. */
   promptIds: string[];

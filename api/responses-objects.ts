@@ -72,7 +72,7 @@ function errorCodeOf(status: number): NonNullable<OpenAiResponse['error']>['code
   return 'server_error';
 }
 
-export function usageOf(usage: Usage): NonNullable<OpenAiResponse['usage']> {
+function usageOf(usage: Usage): NonNullable<OpenAiResponse['usage']> {
   return {
     input_tokens: usage.input_tokens,
     input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },

@@ -13,7 +13,7 @@ import type { ResponseView } from './responses-objects';
 const PING_MS = 15_000;
 const TRACE_HEADER = 'x-foundation4ai-tracing-id';
 
-export interface ResponsesStreamOptions {
+interface ResponsesStreamOptions {
   /** EX-7: no status before the model answered (or the execution failed). */
   hold: boolean;
   /** GET `?starting_after=`: only events with a greater `sequence_number`. */

@@ -3,7 +3,7 @@
 import type { Request, Response, Router } from 'express';
 import { validate } from './validation';
 
-export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface RouteSpec {
   method: Method;
@@ -33,7 +33,7 @@ export interface RouteSpec {
   bearer?: boolean;
 }
 
-export type Handler<B> = (req: Request & { body: B }, res: Response) => Promise<void> | void;
+type Handler<B> = (req: Request & { body: B }, res: Response) => Promise<void> | void;
 
 export class RouteRegistry {
   readonly specs: RouteSpec[] = [];

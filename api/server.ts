@@ -25,7 +25,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 const KEEP_ALIVE_HINT_S = 5;
 const IDLE_CONNECTION_MS = 65_000;
 
-export interface ApiOptions {
+interface ApiOptions {
   extraMetrics?: () => Promise<string>;
   /** `temporal` shares its NativeConnection with a worker of this process (runtime.ts). */
   eagerStart?: boolean;

@@ -24,7 +24,7 @@ export interface StartExecutionDeps {
   eagerStart?: boolean;
 }
 
-export interface ExecutionStart<Args> {
+interface ExecutionStart<Args> {
   record: Omit<NewExecution, 'id' | 'workflow_id'>;
   content: unknown;
   workflowType: string;

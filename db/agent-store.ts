@@ -22,7 +22,7 @@ interface Row extends named.Row {
 }
 
 /** What a version keeps: the whole definition as it was. */
-export interface AgentVersion extends AgentDefinition {
+interface AgentVersion extends AgentDefinition {
   name: string;
   description: string | null;
   version: number;

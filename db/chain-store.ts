@@ -10,12 +10,12 @@ import * as named from './named-resource';
 import { readableOldestFirst } from './sql-helpers';
 import type { PromptStore } from './prompt-store';
 
-export interface ChainGuardrails {
+interface ChainGuardrails {
   rateLimitPerMinute?: number;
   maxTokensPerExecution?: number;
 }
 
-export interface ChainDefinition {
+interface ChainDefinition {
   name: string;
   description: string | null;
   steps: ChainStepDefinition[];
@@ -27,7 +27,7 @@ export interface ChainDefinition {
 }
 
 /** What admission finds under the chain's lock (CH-4). */
-export interface ChainOccupancy {
+interface ChainOccupancy {
   /** Executions of the chain whose records read `running`. */
   running: number;
   maxConcurrency: number;

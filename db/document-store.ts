@@ -38,7 +38,7 @@ function nextVersion(): number {
 }
 
 /** A `documents:batch` request's documents, ingested together (issue 15). */
-export interface DocumentBatch {
+interface DocumentBatch {
   id: string;
   pipeline_id: string;
   /** `done` once every document is ready or failed. */

@@ -1,7 +1,7 @@
 // A document version as the stores read it (SPEC §5, DOC-1, DOC-2): its row's columns and the
 // shape clients see, where `id` is the document's id and `versionId` the row's.
 
-export type DocumentStatus = 'pending' | 'processing' | 'ready' | 'failed';
+type DocumentStatus = 'pending' | 'processing' | 'ready' | 'failed';
 
 export interface DocumentVersion {
   /** The version row. */

@@ -3,8 +3,8 @@
 import type { Knex } from 'knex';
 import type { KeyRing } from '../infra/crypto';
 
-export type ExecutionKind = 'agent' | 'llm_query' | 'gateway' | 'chain' | 'chain_step' | 'reference';
-export type ExecutionStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+type ExecutionKind = 'agent' | 'llm_query' | 'gateway' | 'chain' | 'chain_step' | 'reference';
+type ExecutionStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface ExecutionRecord {
   id: string;
@@ -59,7 +59,7 @@ export type NewExecution = Pick<ExecutionRecord, 'id' | 'kind' | 'api_key_id' | 
   >;
 
 /** What an execution learnt while it ran, written to its record. */
-export interface ExecutionDetails {
+interface ExecutionDetails {
   llm_id?: string;
   selected_provider?: string;
   variables_instant?: Date;

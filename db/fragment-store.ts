@@ -20,12 +20,12 @@ export interface SearchScope {
   filter: { sql: string; bindings: unknown[] } | null;
 }
 
-export interface VectorHit extends FragmentRecord {
+interface VectorHit extends FragmentRecord {
   distance: number;
   embedding?: number[];
 }
 
-export interface TextHit extends FragmentRecord {
+interface TextHit extends FragmentRecord {
   rank: number;
 }
 
@@ -61,7 +61,7 @@ function scopePredicate(scope: SearchScope): { sql: string; bindings: Knex.RawBi
  * At 100k fragments (ef_construction 200, ef_search 400) it lifted filtered recall@5 from
  * 0.938 to 0.963–0.979 (docs/decisions.md).
  */
-export const CANDIDATE_POOL_FACTOR = 2;
+const CANDIDATE_POOL_FACTOR = 2;
 
 export class FragmentStore {
   constructor(

@@ -21,7 +21,7 @@ const FRAGMENT_COLUMNS = `id, document_id, document_version_id, pipeline_id, emb
 /** Fragments per INSERT (6 bind parameters each; PostgreSQL takes at most 65,535). */
 const LOAD_CHUNK = 1000;
 
-export interface StagedChunk {
+interface StagedChunk {
   ordinal: number;
   text: string;
   /** Present when the chunk was embedded before staging (the built-in embedder). */

@@ -14,7 +14,7 @@ import {
 } from '../domain/list-params';
 
 /** Field name → SQL column (qualified when the base query joins). */
-export type ColumnMap = Readonly<Record<string, string>>;
+type ColumnMap = Readonly<Record<string, string>>;
 
 type Direction = 'after' | 'before';
 
@@ -170,7 +170,7 @@ export async function listPage<Row extends Record<string, unknown>, Item>(
   };
 }
 
-export interface ReadableListSpec<Row, Item> {
+interface ReadableListSpec<Row, Item> {
   table: string;
   type: ObjectType;
   /** Columns selected for each row. */

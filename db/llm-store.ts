@@ -46,7 +46,7 @@ const TABLE: named.Table<Row, Llm> = {
   toItem: toLlm,
 };
 
-export interface LlmPatch {
+interface LlmPatch {
   name?: string;
   description?: string | null;
   endpoint?: string;
@@ -57,7 +57,7 @@ export interface LlmPatch {
 }
 
 /** What a model call needs of an LLM, its API key decrypted. */
-export interface LlmConnection {
+interface LlmConnection {
   endpoint: string;
   model: string;
   apiKey: string;

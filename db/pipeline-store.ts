@@ -44,7 +44,7 @@ const TABLE: named.Table<Row, Pipeline> = {
   toItem: toPipeline,
 };
 
-export type NewPipeline = Omit<Pipeline, 'created_at' | 'updated_at'>;
+type NewPipeline = Omit<Pipeline, 'created_at' | 'updated_at'>;
 export type PipelinePatch = Partial<
   Pick<
     Pipeline,

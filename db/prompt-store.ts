@@ -12,7 +12,7 @@ export interface StoredPrompt extends PromptDefinition, named.Owned {
   name: string;
 }
 
-export type ReferenceSource = 'prompt' | 'agent' | 'chain';
+type ReferenceSource = 'prompt' | 'agent' | 'chain';
 
 const FOREIGN_KEY_VIOLATION = '23503';
 

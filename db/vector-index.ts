@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { isUuid } from '../infra/ids';
 
 /** `rebuilding`: a valid index serves searches while one with new parameters is built (issue 26). */
-export type VectorIndexState = 'ready' | 'building' | 'rebuilding' | 'absent';
+type VectorIndexState = 'ready' | 'building' | 'rebuilding' | 'absent';
 
 /** What an index maintenance did (`busy`: another session holds the model's index lock). */
 export type IndexOutcome = 'built' | 'rebuilt' | 'ready' | 'busy';
@@ -39,9 +39,9 @@ interface IndexRow {
 }
 
 /** A load of at least this many fragments may defer the index (docs/decisions.md). */
-export const BULK_LOAD_MIN_FRAGMENTS = 1000;
+const BULK_LOAD_MIN_FRAGMENTS = 1000;
 /** …when the model has at most this many: an exact scan of them takes ≈ 0.1 s (docs/decisions.md). */
-export const DEFER_MAX_FRAGMENTS = 20_000;
+const DEFER_MAX_FRAGMENTS = 20_000;
 
 export interface IndexBuildSettings {
   /** `maintenance_work_mem` of a build, in MB: the graph should fit (≈ 2 KB per 384-dim fragment). */

@@ -6,7 +6,7 @@
 // inside the SQL string. The `column` argument is a trusted SQL expression chosen by our code.
 import type { FieldPath, FilterNode, Ordered, Scalar } from './filters';
 
-export interface CompiledFilter {
+interface CompiledFilter {
   sql: string;
   bindings: unknown[];
 }

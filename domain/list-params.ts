@@ -3,15 +3,15 @@
 // the result into SQL.
 import { InvalidInput } from './errors';
 
-export type FieldType = 'string' | 'number' | 'boolean' | 'timestamp' | 'uuid';
+type FieldType = 'string' | 'number' | 'boolean' | 'timestamp' | 'uuid';
 export type ListFields = Readonly<Record<string, FieldType>>;
 
 const FILTER_OPS = ['eq', 'contains', 'startswith', 'ne', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
-export type FilterOp = (typeof FILTER_OPS)[number];
+type FilterOp = (typeof FILTER_OPS)[number];
 
 export type ScalarValue = string | number | boolean;
 
-export interface ListFilter {
+interface ListFilter {
   field: string;
   op: FilterOp;
   value: ScalarValue | ScalarValue[];
@@ -195,7 +195,7 @@ export function queryInfo(req: ListRequest): Record<string, unknown>[] {
   ];
 }
 
-export interface PageInfo {
+interface PageInfo {
   after: string | null;
   before: string | null;
   count: number;

@@ -1,6 +1,6 @@
 // LLM-2: how chat messages become a Responses API request; LLM-1: the provider label.
 
-export type ChatRole = 'system' | 'user' | 'assistant' | 'developer';
+type ChatRole = 'system' | 'user' | 'assistant' | 'developer';
 
 export interface ChatMessage {
   role: ChatRole;
@@ -9,10 +9,10 @@ export interface ChatMessage {
   fileUrls?: string[];
 }
 
-export type InputContent =
+type InputContent =
   string | ({ type: 'input_text'; text: string } | { type: 'input_file'; file_url: string })[];
 
-export interface ResponsesRequest {
+interface ResponsesRequest {
   instructions?: string;
   input: { role: Exclude<ChatRole, 'system'>; content: InputContent }[];
   temperature?: number;

@@ -17,7 +17,7 @@ export const OBJECT_TYPES = [
 ] as const;
 export type ObjectType = (typeof OBJECT_TYPES)[number];
 
-export interface Grant {
+interface Grant {
   action: Action;
   type: ObjectType;
   /** Absent: every object of the type, including future ones. */

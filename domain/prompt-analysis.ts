@@ -20,7 +20,7 @@ export interface PromptDefinition {
   requiresDynamicData: boolean;
 }
 
-export interface Embeddability {
+interface Embeddability {
   isEmbeddable: boolean;
   executionMode: ExecutionMode;
   requiresAttachment: boolean;
@@ -90,7 +90,7 @@ export function analyzeEmbeddability(p: PromptDefinition): Embeddability {
 }
 
 /** A `{{prompt:...}}` token of a text, with the field that holds it and its offset there (PC-7). */
-export interface ReferenceAt {
+interface ReferenceAt {
   token: PromptToken;
   field: string;
   position: number;

@@ -20,7 +20,7 @@ export interface PlannablePrompt extends PromptDefinition {
 /** Text with holes for EXECUTE answers. */
 export type Part = string | { slot: number };
 
-export interface Slot {
+interface Slot {
   slot: number;
   promptId: string;
   depth: number;

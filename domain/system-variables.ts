@@ -113,7 +113,7 @@ function resolveToken(
   return text;
 }
 
-export interface TemplateVariableResolver {
+interface TemplateVariableResolver {
   /** For render()'s Resolver: `render(tokenize(template), { ...others, variable: r.variable })`. */
   variable(token: VariableToken): string | undefined;
   /** PV-6: distinct names of the variables resolved so far (nested ones included), first first. */

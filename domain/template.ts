@@ -24,8 +24,8 @@
 //   `{{prompt:}}`         → prompt '' with error;  `{{prompt:abc}` → all text
 //   `{ }`, `{"a":1}`, `{a_b}`, `{1}`, `}}`, a lone `{` → text
 
-export type TextToken = { kind: 'text'; text: string };
-export type PlaceholderToken = { kind: 'placeholder'; name: string; start: number };
+type TextToken = { kind: 'text'; text: string };
+type PlaceholderToken = { kind: 'placeholder'; name: string; start: number };
 export type PromptMode = 'template' | 'execute' | 'auto';
 export type PromptToken = {
   kind: 'prompt';

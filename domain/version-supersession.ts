@@ -13,7 +13,7 @@ export interface VersionState {
   expired: boolean;
 }
 
-export interface Supersession {
+interface Supersession {
   /** Finishing versions that become their document's current version. */
   current: string[];
   /** Finishing versions a newer ready or finishing version supersedes: ready, already expired. */

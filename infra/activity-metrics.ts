@@ -15,7 +15,7 @@ const RETRIEVAL_ACTIVITIES = new Set(['retrieveFragments']);
 
 export type Outcome = 'success' | 'failure' | 'cancelled';
 
-export interface WorkerMetrics {
+interface WorkerMetrics {
   activityDuration: Histogram<'activity' | 'outcome'>;
   activityFailures: Counter<'activity' | 'type'>;
   modelCallDuration: Histogram<'outcome'>;

@@ -11,7 +11,7 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 
-export type Purpose =
+type Purpose =
   | 'api-key-secret'
   | 'llm-api-key'
   | 'embedding-api-key'

@@ -9,7 +9,7 @@ export interface Embedder {
   embed(texts: string[]): Promise<number[][]>;
 }
 
-export type EmbeddingErrorKind = 'unreachable' | 'rejected' | 'retryable' | 'bad_response';
+type EmbeddingErrorKind = 'unreachable' | 'rejected' | 'retryable' | 'bad_response';
 
 export class EmbeddingError extends Error {
   constructor(

@@ -7,14 +7,14 @@ import type { RedisClient } from './redis-client';
 import type { KeyRing } from './crypto';
 import { expiringEntries } from './expiring-entries';
 
-export interface CachedAnswer {
+interface CachedAnswer {
   text: string;
   usage: { input_tokens: number; output_tokens: number };
   provider: string;
   model: string;
 }
 
-export interface CacheStats {
+interface CacheStats {
   hits: number;
   misses: number;
   entries: number;

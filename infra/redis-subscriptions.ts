@@ -7,7 +7,7 @@
 import type { Logger } from './logger';
 import { outlastingOutage, watchConnection, type RedisClient } from './redis-client';
 
-export interface ChannelListener {
+interface ChannelListener {
   message(message: string): void;
   /** The connection was lost and is back: messages may have been missed meanwhile. */
   reconnected(): void;

@@ -12,7 +12,7 @@ export function retentionScheduleId(taskQueue: string): string {
   return `agentry-content-retention-${taskQueue}`;
 }
 
-export interface RetentionScheduleOptions {
+interface RetentionScheduleOptions {
   taskQueue: string;
   everySeconds: number;
   logger: Logger;

@@ -21,7 +21,7 @@ export interface FilteredSearchDeps extends SearchDeps {
   limits: Pick<Limits, 'filterDepth'>;
 }
 
-export type RetrievalPlaceholder = Extract<Placeholder, { type: 'similarity' | 'mmr' }>;
+type RetrievalPlaceholder = Extract<Placeholder, { type: 'similarity' | 'mmr' }>;
 
 export const isRetrieval = (p: Placeholder): p is RetrievalPlaceholder => p.type !== 'query';
 

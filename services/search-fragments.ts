@@ -9,9 +9,9 @@ import { mmr } from '../domain/mmr';
 import { embedderFor } from './model-embedder';
 import type { EmbedQuery } from './query-embeddings';
 
-export type SearchType = 'similarity' | 'mmr' | 'full_text' | 'hybrid';
+type SearchType = 'similarity' | 'mmr' | 'full_text' | 'hybrid';
 
-export interface SearchParams {
+interface SearchParams {
   query: string;
   /** Resolved reader classifications (CL-2). */
   classifications: string[];

@@ -3,7 +3,7 @@
 import { ApplicationFailure, CancelledFailure, TemporalFailure } from '@temporalio/common';
 import { statusForFailure, type UpstreamFailureDetails } from './contracts';
 
-export interface FailureDescription {
+interface FailureDescription {
   status: number;
   type: string;
   detail: string;

@@ -10,7 +10,7 @@ export const SearchAttributes = {
   ChainId: defineSearchAttributeKey('ChainId', SearchAttributeType.KEYWORD),
 } as const;
 
-export type SearchAttributeName = keyof typeof SearchAttributes;
+type SearchAttributeName = keyof typeof SearchAttributes;
 
 /** The pairs of the attributes that have a value. */
 export function searchAttributePairs(

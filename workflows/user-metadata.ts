@@ -21,7 +21,7 @@ export interface WorkflowLabel {
   batch?: { id: string; documents: number };
 }
 
-export interface WorkflowMetadata {
+interface WorkflowMetadata {
   staticSummary: string;
   staticDetails: string;
 }

@@ -16,7 +16,7 @@ import type { RouteRegistry } from '../route-registry';
 import { agentSchema, createAgentSchema, updateAgentSchema, type AgentBody } from '../schemas/agents';
 import { LIST_QUERY, listEnvelopeSchema } from '../schemas/common';
 
-export const presentAgent = (a: Agent) => ({
+const presentAgent = (a: Agent) => ({
   id: a.id,
   name: a.name,
   description: a.description,

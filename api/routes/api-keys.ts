@@ -27,7 +27,7 @@ import {
 } from '../schemas/api-keys';
 import { LIST_QUERY, listEnvelopeSchema } from '../schemas/common';
 
-export interface ApiKeyRouteDeps {
+interface ApiKeyRouteDeps {
   apiKeys: ApiKeyStore;
   llms: LlmStore;
   keyring: KeyRing;

@@ -14,14 +14,14 @@ import type { RouteRegistry } from '../route-registry';
 import { chainSummarySchema, createChainSchema, type CreateChainBody } from '../schemas/chains';
 import { chainExecutionRoute, type ChainExecutionDeps } from './chain-execution';
 
-export type ChainRouteDeps = {
+type ChainRouteDeps = {
   chains: ChainStore;
   prompts: PromptStore;
   limits: Pick<Limits, 'chainSteps'>;
 } & ChainExecutionDeps;
 
 /** CH-1's create response, exactly the seed's shape. */
-export function presentChainSummary(c: StoredChain) {
+function presentChainSummary(c: StoredChain) {
   return {
     chainId: c.id,
     name: c.name,
@@ -32,7 +32,7 @@ export function presentChainSummary(c: StoredChain) {
 }
 
 /** GET and list: the summary, then the definition. */
-export function presentChain(c: StoredChain) {
+function presentChain(c: StoredChain) {
   return {
     ...presentChainSummary(c),
     description: c.description,

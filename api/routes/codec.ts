@@ -16,7 +16,7 @@ import {
   type AuthDeps,
 } from '../auth';
 
-export interface CodecRouteDeps extends AuthDeps {
+interface CodecRouteDeps extends AuthDeps {
   codec: EncryptionCodec;
   codecCorsOrigins: string[];
 }

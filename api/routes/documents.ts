@@ -24,14 +24,14 @@ import {
 } from '../schemas/knowledge';
 import { startBatchIngestion, startIngestion, type StartIngestionDeps } from '../start-ingestion';
 
-export interface DocumentRouteDeps extends StartIngestionDeps {
+interface DocumentRouteDeps extends StartIngestionDeps {
   documents: DocumentStore;
   pipelines: PipelineStore;
   textSplitters: TextSplitterStore;
   limits: Pick<Limits, 'documentsPerBatch'>;
 }
 
-export const presentDocument = (d: DocumentVersion) => ({
+const presentDocument = (d: DocumentVersion) => ({
   id: d.id,
   pipeline_id: d.pipeline_id,
   external_id: d.external_id,

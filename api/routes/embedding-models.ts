@@ -28,7 +28,7 @@ import {
 } from '../schemas/knowledge';
 import { validate } from '../validation';
 
-export const EMBEDDING_PROVIDERS = [
+const EMBEDDING_PROVIDERS = [
   {
     id: 'hash',
     provider: 'hash',
@@ -62,7 +62,7 @@ function hnswParameters(
   return { m, efConstruction };
 }
 
-export const presentEmbeddingModel = (m: EmbeddingModel) => ({
+const presentEmbeddingModel = (m: EmbeddingModel) => ({
   id: m.id,
   name: m.name,
   description: m.description,

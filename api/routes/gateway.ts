@@ -34,7 +34,7 @@ import { gatewayExecuteSchema, type GatewayExecuteBody } from '../schemas/prompt
 import { startExecution, type StartExecutionDeps } from '../start-execution';
 import { validate } from '../validation';
 
-export type GatewayDeps = PlanningDeps &
+type GatewayDeps = PlanningDeps &
   StartExecutionDeps &
   ExecutionResponseDeps &
   IdempotencyDeps & {

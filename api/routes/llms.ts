@@ -23,7 +23,7 @@ import {
 } from '../schemas/llms';
 import { startExecution, type StartExecutionDeps } from '../start-execution';
 
-export type LlmRouteDeps = { llms: LlmStore } & StartExecutionDeps & ExecutionResponseDeps;
+type LlmRouteDeps = { llms: LlmStore } & StartExecutionDeps & ExecutionResponseDeps;
 
 const STREAM_TYPES = ['application/x-ndjson', 'text/event-stream', 'text/plain'];
 

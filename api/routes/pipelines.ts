@@ -21,13 +21,13 @@ import type { RouteRegistry } from '../route-registry';
 import { LIST_QUERY, listEnvelopeSchema } from '../schemas/common';
 import { createPipelineSchema, updatePipelineSchema, type PipelineBody } from '../schemas/knowledge';
 
-export interface PipelineRouteDeps {
+interface PipelineRouteDeps {
   pipelines: PipelineStore;
   embeddingModels: EmbeddingModelStore;
   textSplitters: TextSplitterStore;
 }
 
-export const presentPipeline = (p: Pipeline) => ({
+const presentPipeline = (p: Pipeline) => ({
   id: p.id,
   name: p.name,
   description: p.description,

@@ -24,7 +24,7 @@ import {
   type PromptBody,
 } from '../schemas/prompts';
 
-export interface PromptRouteDeps {
+interface PromptRouteDeps {
   prompts: PromptStore;
   routingPolicies: RoutingPolicyStore;
   llms: LlmStore;
@@ -33,7 +33,7 @@ export interface PromptRouteDeps {
   limits: Pick<Limits, 'templateBytes' | 'chainDepth'>;
 }
 
-export function presentPrompt(p: StoredPrompt) {
+function presentPrompt(p: StoredPrompt) {
   const a = analyzeEmbeddability(p);
   return {
     id: p.id,

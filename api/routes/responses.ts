@@ -43,7 +43,7 @@ import {
   type ExecutionRouteDeps,
 } from './executions';
 
-export type ResponsesDeps = AgentExecutionDeps & Pick<ExecutionRouteDeps, 'stopNotices'>;
+type ResponsesDeps = AgentExecutionDeps & Pick<ExecutionRouteDeps, 'stopNotices'>;
 
 const CANCEL_WAIT_MS = 10_000;
 const TRACE_HEADER = 'x-foundation4ai-tracing-id';

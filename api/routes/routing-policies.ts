@@ -17,7 +17,7 @@ import {
   type RoutingPolicyBody,
 } from '../schemas/prompts';
 
-export interface RoutingPolicyRouteDeps {
+interface RoutingPolicyRouteDeps {
   routingPolicies: RoutingPolicyStore;
   llms: LlmStore;
   /** A policy a prompt uses cannot be deleted. */

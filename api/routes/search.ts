@@ -18,7 +18,7 @@ import { withEmbeddingFailure } from '../embedding-failure';
 import type { RouteRegistry } from '../route-registry';
 import { fragmentSchema, searchSchema, type SearchBody } from '../schemas/knowledge';
 
-export interface SearchRouteDeps {
+interface SearchRouteDeps {
   pipelines: PipelineStore;
   fragments: FragmentStore;
   embeddingModels: EmbeddingModelStore;

@@ -7,7 +7,7 @@ import type { ApiMetrics } from '../metrics';
 import { buildOpenApi } from '../openapi';
 import type { RouteRegistry } from '../route-registry';
 
-export interface SystemRouteDeps {
+interface SystemRouteDeps {
   version: string;
   metrics: ApiMetrics;
   /**

@@ -16,7 +16,7 @@ import type { RouteRegistry } from '../route-registry';
 import { LIST_QUERY, listEnvelopeSchema } from '../schemas/common';
 import { createTextSplitterSchema, type CreateTextSplitterBody } from '../schemas/knowledge';
 
-export const TEXT_SPLITTER_PROVIDERS = [
+const TEXT_SPLITTER_PROVIDERS = [
   {
     id: 'recursive_character',
     provider: 'recursive_character',
@@ -34,7 +34,7 @@ export const TEXT_SPLITTER_PROVIDERS = [
 const DEFAULT_CHUNK_SIZE = 1000;
 const DEFAULT_CHUNK_OVERLAP = 200;
 
-export const presentTextSplitter = (s: TextSplitter) => ({
+const presentTextSplitter = (s: TextSplitter) => ({
   id: s.id,
   name: s.name,
   description: s.description,

@@ -165,7 +165,7 @@ export interface PipelineBody {
 }
 
 /** SPEC §5: content up to 10 MB (characters). */
-export const MAX_CONTENT_LENGTH = 10 * 1024 * 1024;
+const MAX_CONTENT_LENGTH = 10 * 1024 * 1024;
 
 const documentSchema = {
   type: 'object',
@@ -205,7 +205,7 @@ export interface DocumentBatchBody {
 }
 
 /** CL-2 reader forms. */
-export const readerClassificationSchema = {
+const readerClassificationSchema = {
   anyOf: [
     { type: 'string' },
     { type: 'object' },

@@ -8,7 +8,7 @@ import type { ExecutionProfiles, ExecutionResult, Usage } from './executions';
 export type { ChainStepDefinition };
 
 export type ChainStatus = 'SUCCESS' | 'FAILED' | 'PARTIAL';
-export type ChainStepStatus = 'SUCCESS' | 'FAILED' | 'SKIPPED';
+type ChainStepStatus = 'SUCCESS' | 'FAILED' | 'SKIPPED';
 
 export const CHAIN_GUARDRAIL_MESSAGE = 'Chain guardrail violation';
 

@@ -64,7 +64,7 @@ export interface PublishErrorInput {
   detail: string;
 }
 
-export const WORKFLOW_ID_PREFIX = 'execution-';
+const WORKFLOW_ID_PREFIX = 'execution-';
 export const workflowIdFor = (executionId: string): string => `${WORKFLOW_ID_PREFIX}${executionId}`;
 
 /** Failure types carried by ApplicationFailure.type. */
@@ -235,7 +235,7 @@ export const ReferenceFailure = {
   UnresolvedVariables: 'Render.UnresolvedVariables',
 } as const;
 
-export type PromptExecutionKind = 'gateway' | 'reference' | 'chain_step';
+type PromptExecutionKind = 'gateway' | 'reference' | 'chain_step';
 
 /**
  * Input of the `promptExecution` workflow: a stored prompt (reference, chain step) or the
