@@ -112,8 +112,15 @@ describe('reliability: Temporal restarted mid-execution', () => {
     expectCleanAnswer(stream.events, answer, 1);
     expect(resets(stream.events)).toHaveLength(0);
     expect(fake.backgroundCounts(RESUMABLE_MODEL)).toMatchObject({ creates: 1, resumes: 0, cancels: 0 });
-    expect(await activityRuns(temporal.address, `execution-${stream.executionId}`, 'callModel')).toEqual([
-      { attempt: 2, previousFailure: 'timeout:TIMEOUT_TYPE_HEARTBEAT' },
-    ]);
+    // Usually Temporal times attempt 1 out when it comes back and attempt 2 waits for the live
+    // stream; the checks above hold for it. The timeout is a race on the restarted server: a
+    // heartbeat the worker sends as it reconnects can reach it before its timer task runs (1 run
+    // of 2 in CI on 2026-12-02), and then attempt 1 simply completes. Either way: one attempt
+    // completed, and a retry only after a heartbeat timeout.
+    const runs = await activityRuns(temporal.address, `execution-${stream.executionId}`, 'callModel');
+    expect([
+      [{ attempt: 2, previousFailure: 'timeout:TIMEOUT_TYPE_HEARTBEAT' }],
+      [{ attempt: 1, previousFailure: undefined }],
+    ]).toContainEqual(runs);
   }, 150_000);
 });
