@@ -51,6 +51,24 @@ afterAll(async () => {
   await fake?.close();
 });
 
+/**
+ * An answer of 150 deltas 250 ms apart (≈ 38 s) through Temporal down 25 s, longer than the
+ * heartbeat timeout: the stream outlives the outage, and ends with the full answer once, no reset.
+ */
+async function streamThroughLongOutage(model: string, target: SeededAgent) {
+  const answer = scriptedAnswer(150);
+  fake.script(model, { text: answer, deltaDelayMs: 250 });
+  const stream = await executeAgent(stack.admin, target);
+  expect(stream.status).toBe(200);
+  await waitFor(() => deltaCount(stream.events) >= 3, { what: 'the first deltas', timeoutMs: 20_000 });
+  await temporal.restart(HEARTBEAT_TIMEOUT_MS + 5000);
+  expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);
+  await stream.ended;
+  expectCleanAnswer(stream.events, answer, 1);
+  expect(resets(stream.events)).toHaveLength(0);
+  return stream;
+}
+
 describe('reliability: Temporal restarted mid-execution', () => {
   it('§9.3/§9.6: the Temporal dev server is killed mid-stream and restarted on its database: the execution continues; the client gets the full answer once, no reset; 1 model call; the record says succeeded', async () => {
     fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 });
@@ -77,17 +95,8 @@ describe('reliability: Temporal restarted mid-execution', () => {
 
   it('LLM-3/§9.6: Temporal down longer than the heartbeat timeout while the answer streams: the attempt is retried, and the retry waits for the live stream instead of asking again: 1 model call, the full answer once, no reset', async () => {
     // 150 deltas at 250 ms (≈ 38 s): the stream outlives an outage of 25 s.
-    const answer = scriptedAnswer(150);
     fake.requests.splice(0);
-    fake.script(MODEL, { text: answer, deltaDelayMs: 250 });
-    const stream = await executeAgent(stack.admin, agent);
-    expect(stream.status).toBe(200);
-    await waitFor(() => deltaCount(stream.events) >= 3, { what: 'the first deltas', timeoutMs: 20_000 });
-    await temporal.restart(HEARTBEAT_TIMEOUT_MS + 5000);
-    expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);
-    await stream.ended;
-    expectCleanAnswer(stream.events, answer, 1);
-    expect(resets(stream.events)).toHaveLength(0);
+    const stream = await streamThroughLongOutage(MODEL, agent);
     expect(fake.requestsFor(MODEL).map((r) => r.aborted)).toEqual([false]);
     // Temporal timed attempt 1 out on its heartbeat when it came back; attempt 2 took the answer
     // attempt 1 went on streaming and stored.
@@ -101,16 +110,7 @@ describe('reliability: Temporal restarted mid-execution', () => {
   }, 150_000);
 
   it('issue 27: with a resumable LLM, Temporal down longer than the heartbeat timeout: the retry neither creates a second response nor resumes the live one; the full answer once, no reset', async () => {
-    const answer = scriptedAnswer(150);
-    fake.script(RESUMABLE_MODEL, { text: answer, deltaDelayMs: 250 });
-    const stream = await executeAgent(stack.admin, resumable);
-    expect(stream.status).toBe(200);
-    await waitFor(() => deltaCount(stream.events) >= 3, { what: 'the first deltas', timeoutMs: 20_000 });
-    await temporal.restart(HEARTBEAT_TIMEOUT_MS + 5000);
-    expect(stream.events.some((e) => e.type === 'done' || e.type === 'error')).toBe(false);
-    await stream.ended;
-    expectCleanAnswer(stream.events, answer, 1);
-    expect(resets(stream.events)).toHaveLength(0);
+    const stream = await streamThroughLongOutage(RESUMABLE_MODEL, resumable);
     expect(fake.backgroundCounts(RESUMABLE_MODEL)).toMatchObject({ creates: 1, resumes: 0, cancels: 0 });
     // Usually Temporal times attempt 1 out when it comes back and attempt 2 waits for the live
     // stream; the checks above hold for it. The timeout is a race on the restarted server: a
