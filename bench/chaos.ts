@@ -3,9 +3,10 @@
 // one fault per scenario, the product's default timeouts) run BENCH_ROUNDS (3) times in a row, its
 // checks included, and its figures pooled per scenario: executions, streams the fault hit, the
 // recovery time of every hit stream (fault → its next event) at p50 / p99 / max, model calls,
-// attempts that died with their worker, and extra model calls (a customer paying twice; the
-// target is 0). The suite runs once in `npm test`; more rounds give the p99 more streams. Exits 1
-// when a round fails a check or an extra model call appears.
+// attempts that died with their worker, the answers they were receiving that a retry resumed
+// (a resumable LLM, issue 27) instead of asking again, and extra model calls (a customer paying
+// twice; the target is 0). The suite runs once in `npm test`; more rounds give the p99 more
+// streams. Exits 1 when a round fails a check or an extra model call appears.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -65,6 +66,7 @@ function main(): void {
         model_calls: sum('model_calls'),
         died_attempts: sum('died_attempts'),
         died_after_calling: sum('died_after_calling'),
+        resumed: sum('resumed'),
         extra_model_calls: sum('extra_model_calls'),
         resets: sum('resets'),
         reattachments: sum('reattachments'),
@@ -83,6 +85,7 @@ function main(): void {
         'longest gap (ms)',
         'model calls',
         'died (after calling)',
+        'resumed',
         'extra',
         'resets',
         're-attached',
@@ -98,6 +101,7 @@ function main(): void {
         String(p.longest_gap_ms),
         String(p.model_calls),
         `${p.died_attempts} (${p.died_after_calling})`,
+        String(p.resumed),
         String(p.extra_model_calls),
         String(p.resets),
         String(p.reattachments),

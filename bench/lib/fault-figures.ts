@@ -21,6 +21,11 @@ export interface LoadFigures {
   died_attempts: number;
   /** Of those, the attempts that had asked the model (the fake's log): each cost a second call. */
   died_after_calling: number;
+  /**
+   * Answers the killed worker was receiving that the retry resumed (a resumable LLM, issue 27)
+   * instead of asking again.
+   */
+  resumed: number;
   /** Model calls that no attempt's death explains: the customer paid twice by accident. */
   extra_model_calls: number;
   resets: number;

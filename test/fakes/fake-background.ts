@@ -25,6 +25,8 @@ export interface BackgroundCounts {
   cancelledAt: number[];
   /** The `starting_after` of each resume (undefined: from the start). */
   resumedAfter: (number | undefined)[];
+  /** The response each resume asked for. */
+  resumedIds: string[];
 }
 
 export interface BackgroundAnswer {
@@ -76,7 +78,7 @@ export class BackgroundResponses {
   countsFor(model: string): BackgroundCounts {
     let counts = this.counts.get(model);
     if (!counts) {
-      counts = { creates: 0, resumes: 0, cancels: 0, cancelledAt: [], resumedAfter: [] };
+      counts = { creates: 0, resumes: 0, cancels: 0, cancelledAt: [], resumedAfter: [], resumedIds: [] };
       this.counts.set(model, counts);
     }
     return counts;
@@ -90,8 +92,11 @@ export class BackgroundResponses {
     for (const entry of this.entries.values()) this.stop(entry);
   }
 
-  /** POST /responses with background and stream: starts generating and streams from the start. */
-  create(res: ServerResponse, answer: BackgroundAnswer): void {
+  /**
+   * POST /responses with background and stream: starts generating and streams from the start;
+   * returns the response's id.
+   */
+  create(res: ServerResponse, answer: BackgroundAnswer): string {
     const entry: Entry = {
       id: newId('resp'),
       model: answer.model,
@@ -111,6 +116,7 @@ export class BackgroundResponses {
     if (answer.behaviour.expireAfterMs !== undefined) {
       entry.timers.push(setTimeout(() => this.forget(entry), answer.behaviour.expireAfterMs));
     }
+    return entry.id;
   }
 
   /** GET /responses/{id}: streams again after `startingAfter`, or answers the response object. */
@@ -124,6 +130,7 @@ export class BackgroundResponses {
       const counts = this.countsFor(entry.model);
       counts.resumes += 1;
       counts.resumedAfter.push(after);
+      counts.resumedIds.push(id);
     }
     if (!entry || entry.forgotten) return notFound(res, id);
     if (!streamed) {

@@ -85,6 +85,8 @@ export interface RecordedRequest {
   /** When the request arrived, and when its response finished or was cut off (epoch ms). */
   receivedAt: number;
   closedAt?: number;
+  /** The response a background create (`background: true, stream: true`) started. */
+  responseId?: string;
 }
 
 export interface FakeModelServer {
@@ -479,7 +481,7 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
     usage.total_tokens = usage.input_tokens + usage.output_tokens;
 
     if (body.background === true && body.stream === true) {
-      background.create(res, {
+      recorded.responseId = background.create(res, {
         model,
         text,
         chunks: chunkText(text, behaviour.chunkSize),

@@ -192,4 +192,25 @@ export function expectCleanAnswer(events: any[], answer: string, attempt?: numbe
   expect(answerOf(events)).toBe(answer);
 }
 
+/**
+ * A resumable LLM's answer (issue 27): one continuous text whatever attempts gave it: seq 1..n, no
+ * `reset`, one `done` (of `attempt` when given) last, and the deltas are the answer.
+ */
+export function expectContinuousAnswer(events: any[], answer: string, attempt?: number): void {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  expect(resets(events)).toHaveLength(0);
+  expect(events.filter((e) => e.type === 'done' || e.type === 'error')).toHaveLength(1);
+  expect(events[events.length - 1]).toMatchObject({
+    type: 'done',
+    ...(attempt !== undefined ? { attempt } : {}),
+  });
+  expect(
+    events
+      .filter((e) => e.type === 'delta')
+      .map((e) => e.text)
+      .join(''),
+  ).toBe(answer);
+  expect(answerOf(events)).toBe(answer);
+}
+
 export const resets = (events: any[]): any[] => events.filter((e) => e.type === 'reset');

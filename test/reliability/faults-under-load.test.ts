@@ -5,7 +5,9 @@
 // settings survive a busy machine. Each case checks what `checkLoadRun` lists (every client has
 // the full answer once, model calls = executions + attempts that really died, nothing left
 // running) and reports the recovery time of the streams the fault hit (test/reliability/under-load.ts;
-// `npm run bench -- chaos` collects the figures).
+// `npm run bench -- chaos` collects the figures). The worker kills run again with a resumable LLM
+// (issue 27): there the retry resumes the background response, so they cost no second model call
+// and no client sees a `reset`.
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { Client as PgClient } from 'pg';
@@ -25,6 +27,7 @@ import {
 } from './under-load';
 
 const MODEL = 'load-fault-gpt';
+const RESUMABLE_MODEL = 'load-fault-resumable-gpt';
 const ANSWER = scriptedAnswer(20);
 const CLIENTS = 32;
 /** Long enough for every client to be mid-stream when the fault strikes. */
@@ -38,6 +41,7 @@ let temporal: PrivateTemporal;
 let stack: ProcessStack;
 let fake: FakeModelServer;
 let agent: SeededAgent;
+let resumableAgent: SeededAgent;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
@@ -48,6 +52,7 @@ beforeAll(async () => {
     ...PRODUCT_TIMEOUTS,
   });
   agent = await seedAgent(stack.admin, fake, { model: MODEL });
+  resumableAgent = await seedAgent(stack.admin, fake, { model: RESUMABLE_MODEL, resumable: true });
 }, 120_000);
 
 afterAll(async () => {
@@ -56,14 +61,23 @@ afterAll(async () => {
   await fake?.close();
 });
 
-beforeEach(() => fake.script(MODEL, { text: ANSWER, deltaDelayMs: 100 }));
-afterEach(() => fake.requests.splice(0));
+beforeEach(() => {
+  for (const model of [MODEL, RESUMABLE_MODEL]) fake.script(model, { text: ANSWER, deltaDelayMs: 100 });
+});
+afterEach(() => fake.reset());
 
-/** 32 clients under `fault`; the checks every fault must pass; the figures reported. */
-async function underFault(scenario: string, fault: () => Promise<FaultReport | void>): Promise<LoadFigures> {
+/**
+ * 32 clients under `fault`; the checks every fault must pass; the figures reported. With
+ * `resumable`, the clients run the agent whose LLM is in resumable mode.
+ */
+async function underFault(
+  scenario: string,
+  fault: () => Promise<FaultReport | void>,
+  { resumable = false } = {},
+): Promise<LoadFigures> {
   const load = await runUnderLoad({
     api: stack.admin,
-    agent,
+    agent: resumable ? resumableAgent : agent,
     clients: CLIENTS,
     warmUpMs: WARM_UP_MS,
     afterMs: AFTER_MS,
@@ -71,10 +85,11 @@ async function underFault(scenario: string, fault: () => Promise<FaultReport | v
   });
   const figures = await checkLoadRun(scenario, load, {
     fake,
-    model: MODEL,
+    model: resumable ? RESUMABLE_MODEL : MODEL,
     answer: ANSWER,
     temporalAddress: temporal.address,
     databaseUrl: stack.database.url,
+    resumable,
   });
   reportFigures(figures);
   expect(figures.affected).toBeGreaterThanOrEqual(CLIENTS / 2);
@@ -141,19 +156,57 @@ describe('reliability: faults while 32 streams run', () => {
   }, 180_000);
 
   it('LLM-3/§9.5: the only worker SIGKILLed under load and restarted: each attempt it ran is retried once after the heartbeat timeout; clients see reset, then the full answer once; model calls = executions + died attempts', async () => {
-    const worker = stack.workers.find(isLive)!;
-    const figures = await underFault('the only worker SIGKILLed and restarted', async () => {
-      const report = await killWorker(worker, fake);
-      await stack.startWorker();
-      return report;
-    });
+    const figures = await underFault('the only worker SIGKILLed and restarted', killOnlyWorker);
     expect(figures.died_attempts).toBeGreaterThan(0);
   }, 240_000);
 
   it('LLM-3/§9.5: one of two workers SIGKILLed under load: only the attempts it ran are retried, on the survivor; the survivor’s streams are not paid twice', async () => {
-    if (stack.workers.filter(isLive).length < 2) await stack.startWorker();
-    const [victim] = stack.workers.filter(isLive);
-    const figures = await underFault('one of two workers SIGKILLed', () => killWorker(victim!, fake));
+    const figures = await underFault('one of two workers SIGKILLed', await killOneOfTwoWorkers());
     expect(figures.died_attempts).toBeGreaterThan(0);
   }, 240_000);
+
+  it('issue 27: the only worker SIGKILLed under load with a resumable LLM: each attempt it ran is retried and resumes its background response: 0 extra model calls, no client sees a reset', async () => {
+    const figures = await underFault(
+      'the only worker SIGKILLed and restarted, resumable LLM',
+      killOnlyWorker,
+      {
+        resumable: true,
+      },
+    );
+    expectResumedWithoutPayingTwice(figures);
+  }, 240_000);
+
+  it('issue 27: one of two workers SIGKILLed under load with a resumable LLM: the survivor resumes the attempts the dead one ran: 0 extra model calls, no client sees a reset', async () => {
+    const figures = await underFault(
+      'one of two workers SIGKILLed, resumable LLM',
+      await killOneOfTwoWorkers(),
+      { resumable: true },
+    );
+    expectResumedWithoutPayingTwice(figures);
+  }, 240_000);
 });
+
+/** The fault: the only live worker SIGKILLed, then a new one started. */
+async function killOnlyWorker(): Promise<FaultReport> {
+  const live = stack.workers.filter(isLive);
+  expect(live).toHaveLength(1);
+  const report = await killWorker(live[0]!, fake);
+  await stack.startWorker();
+  return report;
+}
+
+/** Two live workers (one started when needed); the fault: the first SIGKILLed. */
+async function killOneOfTwoWorkers(): Promise<() => Promise<FaultReport>> {
+  if (stack.workers.filter(isLive).length < 2) await stack.startWorker();
+  const [victim] = stack.workers.filter(isLive);
+  return () => killWorker(victim!, fake);
+}
+
+/** Attempts died with the worker, and every answer it was receiving was resumed, not asked again. */
+function expectResumedWithoutPayingTwice(figures: LoadFigures): void {
+  expect(figures.died_attempts).toBeGreaterThan(0);
+  expect(figures.resumed).toBeGreaterThan(0);
+  expect(figures.died_after_calling).toBe(0);
+  expect(figures.model_calls).toBe(figures.executions);
+  expect(figures.resets).toBe(0);
+}

@@ -5,12 +5,12 @@
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { startProcessStack, type Child, type ProcessStack } from '../helpers/processes';
 import { waitFor } from '../helpers/wait';
-import { answerOf } from '../helpers/http';
 import { TEMPORAL_ADDRESS } from '../helpers/services';
 import {
   deltaCount,
   executeAgent,
   expectCleanAnswer,
+  expectContinuousAnswer,
   readNdjson,
   resets,
   scriptedAnswer,
@@ -49,21 +49,6 @@ async function resumes(outcome: string): Promise<number> {
   return metricSample(text, 'agentry_model_resumes_total', { outcome });
 }
 
-/** One continuous text: seq 1..n, one `done` (of `attempt`) last, no reset, the deltas are the answer. */
-function expectContinuousAnswer(events: any[], attempt: number): void {
-  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-  expect(resets(events)).toHaveLength(0);
-  expect(events.filter((e) => e.type === 'done' || e.type === 'error')).toHaveLength(1);
-  expect(events[events.length - 1]).toMatchObject({ type: 'done', attempt });
-  expect(
-    events
-      .filter((e) => e.type === 'delta')
-      .map((e) => e.text)
-      .join(''),
-  ).toBe(ANSWER);
-  expect(answerOf(events)).toBe(ANSWER);
-}
-
 /** The stored answer, and a reader re-attaching from the start sees the same events. */
 async function expectStored(executionId: string, events: any[]): Promise<void> {
   const record = await stack.admin.get(`/executions/${executionId}`);
@@ -86,7 +71,7 @@ describe('reliability: a resumable LLM', () => {
     await stack.startWorker();
     await stream.ended;
 
-    expectContinuousAnswer(stream.events, 2);
+    expectContinuousAnswer(stream.events, ANSWER, 2);
     expect(stream.events.some((e) => e.type === 'delta' && e.attempt === 1)).toBe(true);
     expect(fake.backgroundCounts(MODEL)).toMatchObject({ creates: 1, resumes: 1, cancels: 0 });
     expect(fake.requestsFor(MODEL)).toHaveLength(1);
@@ -113,7 +98,7 @@ describe('reliability: a resumable LLM', () => {
     expect(stream.status).toBe(200);
     await stream.ended;
 
-    expectContinuousAnswer(stream.events, 1);
+    expectContinuousAnswer(stream.events, ANSWER, 1);
     expect(fake.backgroundCounts(MODEL)).toMatchObject({ creates: 1, resumes: 1 });
     expect(await activityRuns(TEMPORAL_ADDRESS, `execution-${stream.executionId}`, 'callModel')).toEqual([
       { attempt: 1, previousFailure: undefined },

@@ -15,6 +15,7 @@ import type { Child } from '../helpers/processes';
 import {
   executeAgent,
   expectCleanAnswer,
+  expectContinuousAnswer,
   readNdjson,
   resets,
   type SeededAgent,
@@ -309,27 +310,38 @@ function recoveryOf(run: ClientRun, faultAt: number): number {
 
 /**
  * Checks what every fault must leave true, and returns the figures:
- *  - every client ended with exactly the full answer once (after a `reset` where an attempt died);
+ *  - every client ended with exactly the full answer once (after a `reset` where an attempt died;
+ *    with a resumable LLM, issue 27, one continuous text without `reset`);
  *  - every attempt but an execution's last ended on a heartbeat timeout (the histories);
  *  - every model request but an execution's last (the fake's log) was one the worker the fault
  *    killed (`report.killed`) was receiving, or had just received, when it died; any other is an
  *    extra call, the customer paying twice: model calls = executions + attempts that died after
  *    calling the model;
  *  - every answer the killed worker was receiving (cut off: `aborted` in the fake's log) was asked
- *    again; without a kill, no stream saw a `reset`;
+ *    again, or, with a resumable LLM, its background response was resumed; without a kill, no
+ *    stream saw a `reset`;
  *  - no execution is left running (record and workflow).
  */
 export async function checkLoadRun(
   scenario: string,
   load: LoadRun,
-  ctx: { fake: FakeModelServer; model: string; answer: string; temporalAddress: string; databaseUrl: string },
+  ctx: {
+    fake: FakeModelServer;
+    model: string;
+    answer: string;
+    temporalAddress: string;
+    databaseUrl: string;
+    /** The LLM is in resumable mode (issue 27). */
+    resumable?: boolean;
+  },
 ): Promise<LoadFigures> {
   const { runs, faultAt, report } = load;
   const failed = runs.filter((r) => r.error !== undefined);
   expect(failed.map((r) => `${r.token}: ${r.error}`)).toEqual([]);
   for (const run of runs) {
     try {
-      expectCleanAnswer(run.events, ctx.answer);
+      if (ctx.resumable) expectContinuousAnswer(run.events, ctx.answer);
+      else expectCleanAnswer(run.events, ctx.answer);
     } catch (err) {
       throw new Error(`execution ${run.executionId} (${run.token}): ${(err as Error).message}`);
     }
@@ -385,9 +397,12 @@ export async function checkLoadRun(
   // stop to be stored; an answer complete long before was stored, and asking again paid twice.
   const diedWith = (r: RecordedRequest): boolean =>
     cutOff(r) || (byKilled(r) && (r.closedAt ?? Infinity) > killed!.stoppedAt - STORING_WINDOW_MS);
+  // A cut-off background response must be resumed, not asked again (issue 27).
+  const resumedIds = new Set(ctx.resumable ? ctx.fake.backgroundCounts(ctx.model).resumedIds : []);
   const unexplained: string[] = [];
   const unretried: string[] = [];
   let diedAfterCalling = 0;
+  let resumed = 0;
   for (const run of runs) {
     const own = requests.get(run.token) ?? [];
     expect({ token: run.token, calls: own.length >= 1 && own.length <= attempts.get(run.token)! }).toEqual({
@@ -402,7 +417,10 @@ export async function checkLoadRun(
           `${run.token}: request at ${r.receivedAt - faultAt} ms from the fault, sent by ${killed?.senders.get(r.remotePort!) ?? 'a process not connected at the kill'}`,
         );
     }
-    if (own.length > 0 && cutOff(own.at(-1)!)) unretried.push(run.token);
+    const last = own.at(-1);
+    if (last === undefined || !cutOff(last)) continue;
+    if (last.responseId !== undefined && resumedIds.has(last.responseId)) resumed++;
+    else unretried.push(run.token);
   }
   expect(unexplained).toEqual([]);
   expect(unretried).toEqual([]);
@@ -442,6 +460,7 @@ export async function checkLoadRun(
     model_calls: modelCalls,
     died_attempts: died,
     died_after_calling: diedAfterCalling,
+    resumed,
     extra_model_calls: modelCalls - runs.length - diedAfterCalling,
     resets: runs.reduce((sum, r) => sum + resets(r.events).length, 0),
     reattachments: runs.reduce((sum, r) => sum + r.reattachments, 0),
