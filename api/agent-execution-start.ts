@@ -21,7 +21,7 @@ import type { ExecutionResponseDeps, TraceHeader } from './execution-response';
 import { withIdempotency, type IdempotencyDeps } from './idempotency';
 import { checkAgentReferences } from './prompt-references';
 import type { ExecuteAgentBody } from './schemas/agents';
-import { startExecution, type StartExecutionDeps } from './start-execution';
+import { startExecution, type ExecutionIds, type StartExecutionDeps } from './start-execution';
 
 export type AgentExecutionDeps = PlanningDeps & {
   agents: AgentStore;
@@ -162,41 +162,45 @@ export async function startAgentExecution(
   const templates = agent.prompt.filter((m) => m.include).map((m) => m.template);
   const hasReferences = (await checkAgentReferences(deps, principal, templates, true)).length > 0;
   const traceId = request.tracing ? randomUUID() : undefined;
-  const start = () =>
-    startExecution<AgentExecutionInput>(deps, {
-      record: {
-        kind: 'agent',
-        api_key_id: principal.keyId,
-        agent_id: agent.id,
-        agent_version: agent.version,
-        pipeline_id: pipeline.id,
-        llm_id: llm.id,
-        trace_id: traceId ?? null,
+  const start = (ids: ExecutionIds) =>
+    startExecution<AgentExecutionInput>(
+      deps,
+      {
+        record: {
+          kind: 'agent',
+          api_key_id: principal.keyId,
+          agent_id: agent.id,
+          agent_version: agent.version,
+          pipeline_id: pipeline.id,
+          llm_id: llm.id,
+          trace_id: traceId ?? null,
+        },
+        content: request.content,
+        workflowType: 'agentExecution',
+        args: ({ executionId: id, requestPayloadId, profiles }) => ({
+          executionId: id,
+          agentId: agent.id,
+          agentVersion: agent.version,
+          pipelineId: pipeline.id,
+          llmId: llm.id,
+          requestPayloadId,
+          retrievalPlaceholders: agent.placeholders.filter(isRetrieval).map((p) => p.name),
+          apiKeyId: principal.keyId,
+          profiles,
+          ...(hasReferences ? { hasReferences } : {}),
+          ...(typeof request.temperature === 'number' ? { temperature: request.temperature } : {}),
+          ...(traceId ? { traceId } : {}),
+        }),
+        searchAttributes: {
+          AgentId: agent.id,
+          PipelineId: pipeline.id,
+          LlmId: llm.id,
+          ApiKeyId: principal.keyId,
+        },
+        names: { agent: agent.name, pipeline: pipeline.name, llm: llm.name },
       },
-      content: request.content,
-      workflowType: 'agentExecution',
-      args: ({ executionId: id, requestPayloadId, profiles }) => ({
-        executionId: id,
-        agentId: agent.id,
-        agentVersion: agent.version,
-        pipelineId: pipeline.id,
-        llmId: llm.id,
-        requestPayloadId,
-        retrievalPlaceholders: agent.placeholders.filter(isRetrieval).map((p) => p.name),
-        apiKeyId: principal.keyId,
-        profiles,
-        ...(hasReferences ? { hasReferences } : {}),
-        ...(typeof request.temperature === 'number' ? { temperature: request.temperature } : {}),
-        ...(traceId ? { traceId } : {}),
-      }),
-      searchAttributes: {
-        AgentId: agent.id,
-        PipelineId: pipeline.id,
-        LlmId: llm.id,
-        ApiKeyId: principal.keyId,
-      },
-      names: { agent: agent.name, pipeline: pipeline.name, llm: llm.name },
-    });
+      ids,
+    );
   const { executionId, replayed } = await withIdempotency(deps, req, `agent:${agent.id}`, fingerprint, start);
   const tracingId = replayed ? (await deps.executions.get(executionId))?.trace_id : traceId;
   return {

@@ -4,11 +4,15 @@
 // call); a different fingerprint is a 409. The first request claims the key with SET NX before it
 // starts anything, so concurrent identical requests start one execution: the others wait for the
 // claim to name its execution. A start that fails releases the claim, so the client can retry.
+// The claim names the ids the start will use and carries a lease the start keeps renewing: a
+// repeat that finds the lease lapsed (the API died mid-start) takes the claim over and starts
+// with the same ids, which attaches to whatever the dead start had done (api/start-execution.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { Conflict, InvalidInput, Unavailable } from '../domain/errors';
 import type { IdempotencyStore } from '../infra/idempotency-store';
 import { principalOf } from './auth';
+import { newExecutionIds, type ExecutionIds } from './start-execution';
 
 const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
@@ -26,9 +30,13 @@ export interface IdempotencyDeps {
 }
 
 const REMEMBER_MS = 24 * 3600_000;
-/** A claim not yet naming its execution expires quickly, so a crashed API does not lock a key. */
-const PENDING_TTL_MS = 60_000;
-/** How long a repeat waits for a concurrent first request to name its execution. */
+/**
+ * How long a start's claim holds without renewal: a repeat finding it older takes it over (the
+ * start's API died). Renewed every third of it; a start that only stalled is safe to take over
+ * too, since both start the same ids.
+ */
+const LEASE_MS = 6000;
+/** How long a repeat waits for a live start to name its execution. */
 const PENDING_WAIT_MS = 30_000;
 const POLL_MS = 50;
 const VISIBLE = /^[\x21-\x7e]{1,255}$/;
@@ -38,6 +46,9 @@ interface Entry {
   executionId: string | null;
   /** Makes each claim's value unique, so only its owner replaces or releases it. */
   claim: string;
+  /** While starting: the ids the start uses, and until when its claim holds (epoch ms). */
+  ids?: ExecutionIds;
+  leaseUntil?: number;
 }
 
 /** The request's `Idempotency-Key`, undefined when absent; 400 when malformed. */
@@ -76,8 +87,8 @@ async function store<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Runs `start` (which starts an execution and returns its id) unless the request's
- * `Idempotency-Key` already names an execution of the same request for this API key and
+ * Runs `start` (which starts an execution with the ids given and returns its id) unless the
+ * request's `Idempotency-Key` already names an execution of the same request for this API key and
  * `target`. Without the header it just runs `start`. A replay sets `Idempotent-Replayed: true`.
  */
 export async function withIdempotency(
@@ -85,38 +96,25 @@ export async function withIdempotency(
   req: Request,
   target: string,
   fingerprintParts: readonly unknown[],
-  start: () => Promise<string>,
+  start: (ids: ExecutionIds) => Promise<string>,
 ): Promise<{ executionId: string; replayed: boolean }> {
   const key = idempotencyKeyOf(req);
-  if (key === undefined) return { executionId: await start(), replayed: false };
+  if (key === undefined) return { executionId: await start(newExecutionIds()), replayed: false };
   const scoped = `${principalOf(req).keyId}:${target}:${createHash('sha256').update(key).digest('hex')}`;
   const fingerprint = fingerprintOf(fingerprintParts);
   const deadline = Date.now() + PENDING_WAIT_MS;
+  const starting = (ids: ExecutionIds): Entry => ({
+    fingerprint,
+    executionId: null,
+    claim: randomUUID(),
+    ids,
+    leaseUntil: Date.now() + LEASE_MS,
+  });
   for (;;) {
-    const mine: Entry = { fingerprint, executionId: null, claim: randomUUID() };
-    const claim = JSON.stringify(mine);
-    const held = await store(() => deps.idempotency.claim(scoped, claim, PENDING_TTL_MS));
-    if (held === null) {
-      let executionId: string;
-      // A slow start (Temporal retrying, a chain admission waiting on a lock) keeps its claim:
-      // a repeat must never find the key free and start a second execution.
-      const refresh = setInterval(() => {
-        deps.idempotency.replace(scoped, claim, claim, PENDING_TTL_MS).catch(() => undefined);
-      }, PENDING_TTL_MS / 3);
-      try {
-        executionId = await start();
-      } catch (err) {
-        await deps.idempotency.release(scoped, claim).catch(() => undefined);
-        throw err;
-      } finally {
-        clearInterval(refresh);
-      }
-      const remembered = JSON.stringify({ ...mine, executionId });
-      const kept = await deps.idempotency.replace(scoped, claim, remembered, REMEMBER_MS).catch(() => false);
-      // The execution runs either way; only later repeats could miss it.
-      if (!kept) req.log.warn({ executionId }, 'idempotency key could not be remembered');
-      return { executionId, replayed: false };
-    }
+    const mine = starting(newExecutionIds());
+    const held = await store(() => deps.idempotency.claim(scoped, JSON.stringify(mine), REMEMBER_MS));
+    if (held === null)
+      return { executionId: await startHolding(deps, req, scoped, mine, start), replayed: false };
     const entry = JSON.parse(held) as Entry;
     if (entry.fingerprint !== fingerprint)
       throw new Conflict(
@@ -126,8 +124,64 @@ export async function withIdempotency(
       req.res?.set('Idempotent-Replayed', 'true');
       return { executionId: entry.executionId, replayed: true };
     }
+    if (entry.ids && (entry.leaseUntil ?? 0) < Date.now()) {
+      // The start's API died (or stalled) mid-start: this request starts the same ids again.
+      const taken = starting({ ...entry.ids, again: true });
+      if (await store(() => deps.idempotency.replace(scoped, held, JSON.stringify(taken), REMEMBER_MS))) {
+        req.log.info(
+          { executionId: entry.ids.executionId },
+          'idempotency claim taken over from a lapsed start',
+        );
+        req.res?.set('Idempotent-Replayed', 'true');
+        return { executionId: await startHolding(deps, req, scoped, taken, start), replayed: true };
+      }
+      continue;
+    }
     if (Date.now() > deadline)
       throw new Conflict(`${IDEMPOTENCY_HEADER} ${key} is held by a request that is still starting; retry`);
     await sleep(POLL_MS);
   }
+}
+
+/**
+ * Starts the claim's ids while renewing its lease, then remembers the execution under the key; a
+ * start that fails releases the key (the client may retry).
+ */
+async function startHolding(
+  deps: IdempotencyDeps,
+  req: Request,
+  scoped: string,
+  claimed: Entry,
+  start: (ids: ExecutionIds) => Promise<string>,
+): Promise<string> {
+  let value = JSON.stringify(claimed);
+  // A slow start (Temporal retrying, a chain admission waiting on a lock) keeps its claim. One
+  // renewal at a time, each replacing the value the last one left.
+  let renewing = Promise.resolve();
+  const renew = setInterval(() => {
+    renewing = renewing.then(async () => {
+      const renewed = JSON.stringify({ ...claimed, leaseUntil: Date.now() + LEASE_MS });
+      if (await deps.idempotency.replace(scoped, value, renewed, REMEMBER_MS).catch(() => false))
+        value = renewed;
+    });
+  }, LEASE_MS / 3);
+  const stopRenewing = async (): Promise<void> => {
+    clearInterval(renew);
+    await renewing;
+  };
+  let executionId: string;
+  try {
+    executionId = await start(claimed.ids!);
+  } catch (err) {
+    await stopRenewing();
+    await deps.idempotency.release(scoped, value).catch(() => undefined);
+    throw err;
+  }
+  await stopRenewing();
+  const remembered = JSON.stringify({ fingerprint: claimed.fingerprint, executionId, claim: claimed.claim });
+  // Taken over meanwhile (this start stalled): the taker starts the same ids and remembers them.
+  const kept = await deps.idempotency.replace(scoped, value, remembered, REMEMBER_MS).catch(() => false);
+  // The execution runs either way; only later repeats could miss it.
+  if (!kept) req.log.warn({ executionId }, 'idempotency key could not be remembered');
+  return executionId;
 }

@@ -1,7 +1,9 @@
 // Starting an execution: the record and its encrypted request content are written first, then
 // the workflow `execution-<id>` starts with ids only, the DX-5 search attributes and a summary
-// of ids and names for the Temporal UI (workflows/user-metadata.ts).
-import type { Client } from '@temporalio/client';
+// of ids and names for the Temporal UI (workflows/user-metadata.ts). A start with given ids is
+// idempotent (DX-4: a repeat taking over the Idempotency-Key claim of an API that died mid-start,
+// api/idempotency.ts): a record already written is kept, a workflow already started is the one.
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ExecutionStore, NewExecution } from '../db/execution-store';
 import { Unavailable } from '../domain/errors';
 import { newId } from '../infra/ids';
@@ -39,32 +41,47 @@ interface ExecutionStart<Args> {
   writeRecord?: (execution: NewExecution, request: { payloadId: string; content: unknown }) => Promise<void>;
 }
 
+/** The ids an execution is started with: chosen before the start, so that a repeat can reuse them. */
+export interface ExecutionIds {
+  executionId: string;
+  requestPayloadId: string;
+  /** Another request may have started with these ids before (a taken-over claim). */
+  again?: boolean;
+}
+
+export const newExecutionIds = (): ExecutionIds => ({ executionId: newId(), requestPayloadId: newId() });
+
 export async function startExecution<Args>(
   deps: StartExecutionDeps,
   start: ExecutionStart<Args>,
+  { executionId, requestPayloadId, again = false }: ExecutionIds = newExecutionIds(),
 ): Promise<string> {
-  const executionId = newId();
-  const requestPayloadId = newId();
   const workflowId = workflowIdFor(executionId);
   const write = start.writeRecord ?? ((execution, request) => deps.executions.create(execution, request));
-  await write(
-    { ...start.record, id: executionId, workflow_id: workflowId },
-    {
-      payloadId: requestPayloadId,
-      content: start.content,
-    },
-  );
+  // Started again: the record written before stays (and a chain's admission is not taken twice).
+  if (!again || (await deps.executions.get(executionId)) === null) {
+    await write(
+      { ...start.record, id: executionId, workflow_id: workflowId },
+      {
+        payloadId: requestPayloadId,
+        content: start.content,
+      },
+    );
+  }
   const typedSearchAttributes = searchAttributePairs(start.searchAttributes);
   try {
     await deps.temporal.workflow.start(start.workflowType, {
       taskQueue: deps.taskQueue,
       workflowId,
+      // Never a second run of an execution, even one that has closed.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
       args: [start.args({ executionId, requestPayloadId, profiles: deps.profiles })],
       typedSearchAttributes,
       ...workflowMetadata(labelOf(start.record, start.names ?? {})),
       ...(deps.eagerStart ? { requestEagerStart: true } : {}),
     });
   } catch (err) {
+    if (again && err instanceof WorkflowExecutionAlreadyStartedError) return executionId;
     deps.logger.error({ err: (err as Error).message, executionId }, 'could not start the execution workflow');
     await deps.executions
       .finish(executionId, { status: 'failed', error: { status: 503, type: 'Infra.Unavailable' } }, 0)

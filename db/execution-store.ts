@@ -98,7 +98,11 @@ export class ExecutionStore {
       cipher: this.keyring.encryptJson('content', request.content),
       created_at: now,
     });
-    await db.raw('WITH record AS (?) ?', [record, payload]);
+    // A repeat starting the same ids again (api/start-execution.ts) keeps what was written.
+    await db.raw('WITH record AS (?) ?', [
+      record.onConflict('id').ignore(),
+      payload.onConflict('id').ignore(),
+    ]);
   }
 
   /**

@@ -24,7 +24,7 @@ import { executionOutcome } from '../execution-response';
 import { IDEMPOTENCY_HEADER_SPEC, withIdempotency, type IdempotencyDeps } from '../idempotency';
 import type { RouteRegistry } from '../route-registry';
 import { chainReportSchema, executeChainSchema, type ExecuteChainBody } from '../schemas/chains';
-import { startExecution, type StartExecutionDeps } from '../start-execution';
+import { startExecution, type ExecutionIds, type StartExecutionDeps } from '../start-execution';
 
 export type ChainExecutionDeps = {
   chains: ChainStore;
@@ -127,35 +127,40 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
     content: ChainRequestContent,
     stopOnError: boolean,
     traceId: string,
+    ids: ExecutionIds,
   ): Promise<string> => {
     try {
-      return await startExecution<ChainExecutionInput>(deps, {
-        writeRecord: admit(chain),
-        record: {
-          kind: 'chain',
-          api_key_id: apiKeyId,
-          chain_id: chain.id,
-          chain_depth: 0,
-          metadata: { traceId },
+      return await startExecution<ChainExecutionInput>(
+        deps,
+        {
+          writeRecord: admit(chain),
+          record: {
+            kind: 'chain',
+            api_key_id: apiKeyId,
+            chain_id: chain.id,
+            chain_depth: 0,
+            metadata: { traceId },
+          },
+          content,
+          workflowType: 'chainExecution',
+          args: ({ executionId, requestPayloadId, profiles }) => ({
+            executionId,
+            chainId: chain.id,
+            apiKeyId,
+            requestPayloadId,
+            steps: content.steps.map((s) => ({ order: s.order, promptId: s.promptId })),
+            stopOnError,
+            ...(chain.guardrails.maxTokensPerExecution !== undefined
+              ? { maxTokensPerExecution: chain.guardrails.maxTokensPerExecution }
+              : {}),
+            traceId,
+            profiles,
+          }),
+          searchAttributes: { ChainId: chain.id, ApiKeyId: apiKeyId },
+          names: { chain: chain.name },
         },
-        content,
-        workflowType: 'chainExecution',
-        args: ({ executionId, requestPayloadId, profiles }) => ({
-          executionId,
-          chainId: chain.id,
-          apiKeyId,
-          requestPayloadId,
-          steps: content.steps.map((s) => ({ order: s.order, promptId: s.promptId })),
-          stopOnError,
-          ...(chain.guardrails.maxTokensPerExecution !== undefined
-            ? { maxTokensPerExecution: chain.guardrails.maxTokensPerExecution }
-            : {}),
-          traceId,
-          profiles,
-        }),
-        searchAttributes: { ChainId: chain.id, ApiKeyId: apiKeyId },
-        names: { chain: chain.name },
-      });
+        ids,
+      );
     } catch (err) {
       // Admitted but not started (the database or Temporal failed): the rate point is given back.
       const perMinute = chain.guardrails.rateLimitPerMinute;
@@ -203,8 +208,8 @@ export function chainExecutionRoute(routes: RouteRegistry, router: Router, deps:
       const stopOnError = body.options?.stopOnError ?? chain.stopOnError;
       const traceId = traceIdOf(req.header('traceparent'));
       await releaseClosed(chain.id);
-      const { executionId } = await withIdempotency(deps, req, `chain:${chain.id}`, [req.body], () =>
-        admitAndStart(chain, principal.keyId, content, stopOnError, traceId),
+      const { executionId } = await withIdempotency(deps, req, `chain:${chain.id}`, [req.body], (ids) =>
+        admitAndStart(chain, principal.keyId, content, stopOnError, traceId, ids),
       );
       res.set('x-agentry-execution-id', executionId);
       const result = await executionOutcome<ChainExecutionResult>(deps, executionId);

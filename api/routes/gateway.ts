@@ -31,7 +31,7 @@ import { IDEMPOTENCY_HEADER_SPEC, withIdempotency, type IdempotencyDeps } from '
 import { findReferenceProblems } from '../prompt-references';
 import type { RouteRegistry } from '../route-registry';
 import { gatewayExecuteSchema, type GatewayExecuteBody } from '../schemas/prompts';
-import { startExecution, type StartExecutionDeps } from '../start-execution';
+import { startExecution, type ExecutionIds, type StartExecutionDeps } from '../start-execution';
 import { validate } from '../validation';
 
 type GatewayDeps = PlanningDeps &
@@ -117,24 +117,28 @@ export function gatewayRoutes(routes: RouteRegistry, deps: GatewayDeps): Router 
         variables,
         ...(body.sourcePromptId ? { sourcePromptId: body.sourcePromptId } : {}),
       };
-      const start = () =>
-        startExecution<PromptExecutionInput>(deps, {
-          record: { kind: 'gateway', api_key_id: principal.keyId, llm_id: llmIds[0]! },
-          content,
-          workflowType: 'promptExecution',
-          args: ({ executionId, requestPayloadId, profiles }) => ({
-            executionId,
-            kind: 'gateway',
-            apiKeyId: principal.keyId,
-            requestPayloadId,
-            depth: 0,
-            ancestors: [],
-            llmIds,
-            profiles,
-            ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
-          }),
-          searchAttributes: { LlmId: llmIds[0], ApiKeyId: principal.keyId },
-        });
+      const start = (ids: ExecutionIds) =>
+        startExecution<PromptExecutionInput>(
+          deps,
+          {
+            record: { kind: 'gateway', api_key_id: principal.keyId, llm_id: llmIds[0]! },
+            content,
+            workflowType: 'promptExecution',
+            args: ({ executionId, requestPayloadId, profiles }) => ({
+              executionId,
+              kind: 'gateway',
+              apiKeyId: principal.keyId,
+              requestPayloadId,
+              depth: 0,
+              ancestors: [],
+              llmIds,
+              profiles,
+              ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
+            }),
+            searchAttributes: { LlmId: llmIds[0], ApiKeyId: principal.keyId },
+          },
+          ids,
+        );
       const { executionId } = await withIdempotency(
         deps,
         req,

@@ -4,7 +4,7 @@
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { answerOf, parseNdjson, parseSse, type Api, type Credentials } from '../helpers/http';
 import { startStack, type Stack } from '../helpers/stack';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { answerPayloadId } from '../../services/answers';
 import { relayKey } from '../../infra/relay';
 import { waitFor } from '../helpers/wait';
@@ -17,6 +17,7 @@ let otherLlmId: string;
 let agentId: string;
 /** A key with the execute permissions, not admin; `stranger` has the same but ran nothing. */
 let owner: Api;
+let ownerKeyId: string;
 let stranger: Api;
 
 const AGENT = {
@@ -72,7 +73,9 @@ beforeAll(async () => {
   llmId = await registerLlm('fake', 'm');
   otherLlmId = await registerLlm('fake-2', 'm2');
   agentId = (await stack.api.post('/agents', AGENT)).body.id;
-  owner = stack.api.as(await newKey('owner'));
+  const ownerKey = await newKey('owner');
+  ownerKeyId = ownerKey.id;
+  owner = stack.api.as(ownerKey);
   stranger = stack.api.as(await newKey('stranger'));
 });
 
@@ -522,6 +525,79 @@ describe('DX-4 Idempotency-Key', () => {
     expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(3);
     expect(await countExecutions()).toBe(before + 1);
     expect(fake.requestsFor('m')).toHaveLength(1);
+  });
+
+  /**
+   * Rewrites the key's entry as the claim of an API that died while starting `ids` (its lease
+   * lapsed): what a repeat finds after that API was SIGKILLed mid-start.
+   */
+  async function leaveLapsedClaim(key: string, ids: { executionId: string; requestPayloadId: string }) {
+    const scoped = `${ownerKeyId}:agent:${agentId}:${createHash('sha256').update(key).digest('hex')}`;
+    const held = await stack.rt.idempotency.claim(scoped, 'probe', 60_000);
+    expect(held).not.toBeNull();
+    const entry = JSON.parse(held!);
+    const lapsed = {
+      fingerprint: entry.fingerprint,
+      executionId: null,
+      claim: 'dead',
+      ids,
+      leaseUntil: Date.now() - 1,
+    };
+    expect(await stack.rt.idempotency.replace(scoped, held!, JSON.stringify(lapsed), 60_000)).toBe(true);
+  }
+
+  const requestPayloadOf = async (executionId: string): Promise<string> =>
+    (await stack.rt.db('execution_payloads').where({ execution_id: executionId, kind: 'request' }).first())
+      .id;
+
+  it('DX-4: the API died after starting the execution, before naming it under the key: a repeat takes the lapsed claim over and attaches to that execution, without a second model call', async () => {
+    fake.script('m', { text: 'started before the crash', deltaDelayMs: 10 });
+    const headers = executionHeaders({ 'idempotency-key': 'died-after-start' });
+    const first = await owner.post(`/agents/${agentId}/execute`, request('Crash?'), headers);
+    expect(first.status).toBe(200);
+    const id = executionIdOf(first);
+    await leaveLapsedClaim('died-after-start', {
+      executionId: id,
+      requestPayloadId: await requestPayloadOf(id),
+    });
+    const before = await countExecutions();
+
+    const repeat = await owner.post(`/agents/${agentId}/execute`, request('Crash?'), headers);
+    expect(repeat.status).toBe(200);
+    expect(executionIdOf(repeat)).toBe(id);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    expect(answerOf(parseNdjson(repeat.text))).toBe('started before the crash');
+    expect(fake.requestsFor('m')).toHaveLength(1);
+    expect(await countExecutions()).toBe(before);
+    // The claim names the execution now: a further repeat is a plain replay.
+    const again = await owner.post(`/agents/${agentId}/execute`, request('Crash?'), headers);
+    expect(executionIdOf(again)).toBe(id);
+    expect(fake.requestsFor('m')).toHaveLength(1);
+  });
+
+  it('DX-4: the API died after claiming the key, before writing anything: a repeat takes the lapsed claim over and starts the execution under the claimed id', async () => {
+    fake.script('m', { text: 'started by the repeat' });
+    const headers = executionHeaders({ 'idempotency-key': 'died-before-start' });
+    const first = await owner.post(
+      `/agents/${agentId}/execute`,
+      request('Crash early?', { stream: false }),
+      headers,
+    );
+    expect(first.status).toBe(200);
+    const claimed = { executionId: randomUUID(), requestPayloadId: randomUUID() };
+    await leaveLapsedClaim('died-before-start', claimed);
+    const before = await countExecutions();
+
+    const repeat = await owner.post(
+      `/agents/${agentId}/execute`,
+      request('Crash early?', { stream: false }),
+      headers,
+    );
+    expect(repeat.status).toBe(200);
+    expect(executionIdOf(repeat)).toBe(claimed.executionId);
+    expect(await countExecutions()).toBe(before + 1);
+    expect(await requestPayloadOf(claimed.executionId)).toBe(claimed.requestPayloadId);
+    expect(fake.requestsFor('m')).toHaveLength(2);
   });
 
   it('DX-4: /openapi.json documents the header on agent execute', async () => {
