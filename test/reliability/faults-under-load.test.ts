@@ -202,11 +202,14 @@ async function killOneOfTwoWorkers(): Promise<() => Promise<FaultReport>> {
   return () => killWorker(victim!, fake);
 }
 
-/** Attempts died with the worker, and every answer it was receiving was resumed, not asked again. */
+/**
+ * Attempts died with the worker, every answer it was receiving was resumed, not asked again, and
+ * no client saw a `reset`. An attempt killed within a second of its create, before the response's
+ * id reached the relay, is the one that may still ask again (`died_after_calling`, checked by
+ * `checkLoadRun`; docs/operations.md).
+ */
 function expectResumedWithoutPayingTwice(figures: LoadFigures): void {
   expect(figures.died_attempts).toBeGreaterThan(0);
   expect(figures.resumed).toBeGreaterThan(0);
-  expect(figures.died_after_calling).toBe(0);
-  expect(figures.model_calls).toBe(figures.executions);
   expect(figures.resets).toBe(0);
 }

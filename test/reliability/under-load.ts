@@ -96,6 +96,12 @@ const DELIVERY_GRACE_MS = 1000;
  * worker storing it, then completing the attempt): such an attempt died after calling too.
  */
 const STORING_WINDOW_MS = 2000;
+/**
+ * A resumable LLM (issue 27): how long before its worker stopped a background response may have
+ * been created and yet its id not have reached the relay (the provider's first event read, the
+ * `start` written): only such an attempt's retry has nothing to resume and asks again.
+ */
+const CREATE_WINDOW_MS = 1000;
 
 export interface LoadRun {
   runs: ClientRun[];
@@ -314,9 +320,9 @@ function recoveryOf(run: ClientRun, faultAt: number): number {
  *    with a resumable LLM, issue 27, one continuous text without `reset`);
  *  - every attempt but an execution's last ended on a heartbeat timeout (the histories);
  *  - every model request but an execution's last (the fake's log) was one the worker the fault
- *    killed (`report.killed`) was receiving, or had just received, when it died; any other is an
- *    extra call, the customer paying twice: model calls = executions + attempts that died after
- *    calling the model;
+ *    killed (`report.killed`) was receiving, or had just received, when it died (with a resumable
+ *    LLM: had created less than CREATE_WINDOW_MS before it died); any other is an extra call, the
+ *    customer paying twice: model calls = executions + attempts that died after calling the model;
  *  - every answer the killed worker was receiving (cut off: `aborted` in the fake's log) was asked
  *    again, or, with a resumable LLM, its background response was resumed; without a kill, no
  *    stream saw a `reset`;
@@ -396,7 +402,9 @@ export async function checkLoadRun(
   // An attempt died after calling when its answer was cut off, or complete too shortly before the
   // stop to be stored; an answer complete long before was stored, and asking again paid twice.
   const diedWith = (r: RecordedRequest): boolean =>
-    cutOff(r) || (byKilled(r) && (r.closedAt ?? Infinity) > killed!.stoppedAt - STORING_WINDOW_MS);
+    ctx.resumable
+      ? byKilled(r) && r.receivedAt > killed!.stoppedAt - CREATE_WINDOW_MS
+      : cutOff(r) || (byKilled(r) && (r.closedAt ?? Infinity) > killed!.stoppedAt - STORING_WINDOW_MS);
   // A cut-off background response must be resumed, not asked again (issue 27).
   const resumedIds = new Set(ctx.resumable ? ctx.fake.backgroundCounts(ctx.model).resumedIds : []);
   const unexplained: string[] = [];
