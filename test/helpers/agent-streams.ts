@@ -166,18 +166,26 @@ export async function executeAgent(
 export const deltaCount = (events: any[]): number => events.filter((e) => e.type === 'delta').length;
 
 /**
+ * What every complete stream shows: `seq` runs 1..n; exactly one terminal event, last, and it is
+ * `done` (of `attempt` when given); a client's reconstruction is exactly `answer`. Returns `done`.
+ */
+function expectOneAnswer(events: any[], answer: string, attempt: number | undefined): any {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  expect(events.filter((e) => e.type === 'done' || e.type === 'error')).toHaveLength(1);
+  const done = events[events.length - 1];
+  expect(done).toMatchObject({ type: 'done', ...(attempt !== undefined ? { attempt } : {}) });
+  expect(answerOf(events)).toBe(answer);
+  return done;
+}
+
+/**
  * SPEC §9.5 on one complete stream, and the suite's central promise: no lost and no duplicated
  * output. `seq` runs 1..n; exactly one terminal event, last, and it is `done`; attempts never go
  * down; a `reset` only follows text of a lower attempt; the deltas after the last reset are all of
  * the final attempt and concatenate to exactly `answer` (and so does a client's reconstruction).
  */
 export function expectCleanAnswer(events: any[], answer: string, attempt?: number): void {
-  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-  const terminal = events.filter((e) => e.type === 'done' || e.type === 'error');
-  expect(terminal).toHaveLength(1);
-  const done = events[events.length - 1];
-  expect(done).toMatchObject({ type: 'done' });
-  if (attempt !== undefined) expect(done.attempt).toBe(attempt);
+  const done = expectOneAnswer(events, answer, attempt);
   const attempts = events.map((e) => e.attempt as number);
   expect(attempts).toEqual([...attempts].sort((a, b) => a - b));
   events.forEach((e, i) => {
@@ -189,28 +197,21 @@ export function expectCleanAnswer(events: any[], answer: string, attempt?: numbe
   const final = events.slice(lastReset + 1, -1);
   expect(final.every((e) => e.type === 'delta' && e.attempt === done.attempt)).toBe(true);
   expect(final.map((e) => e.text).join('')).toBe(answer);
-  expect(answerOf(events)).toBe(answer);
 }
 
 /**
- * A resumable LLM's answer (issue 27): one continuous text whatever attempts gave it: seq 1..n, no
- * `reset`, one `done` (of `attempt` when given) last, and the deltas are the answer.
+ * A resumable LLM's answer (issue 27): one continuous text whatever attempts gave it: what every
+ * stream shows (`expectOneAnswer`), no `reset`, and all its deltas are the answer.
  */
 export function expectContinuousAnswer(events: any[], answer: string, attempt?: number): void {
-  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  expectOneAnswer(events, answer, attempt);
   expect(resets(events)).toHaveLength(0);
-  expect(events.filter((e) => e.type === 'done' || e.type === 'error')).toHaveLength(1);
-  expect(events[events.length - 1]).toMatchObject({
-    type: 'done',
-    ...(attempt !== undefined ? { attempt } : {}),
-  });
   expect(
     events
       .filter((e) => e.type === 'delta')
       .map((e) => e.text)
       .join(''),
   ).toBe(answer);
-  expect(answerOf(events)).toBe(answer);
 }
 
 export const resets = (events: any[]): any[] => events.filter((e) => e.type === 'reset');
