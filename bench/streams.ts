@@ -165,6 +165,8 @@ async function runStack(
           column: 'agentry',
           processes,
           ...(redisMeter ? { redisCpu: redisMeter.seconds } : {}),
+          // Embedded, the quick start's PGlite runs in its one process.
+          ...(kind === 'production' ? { database: stack.databaseName } : {}),
           ask: agentryFor(scenario),
         });
         const c = comparison(result);

@@ -112,7 +112,7 @@ export function printStreams(results: ScenarioResult[], perDelta: ReturnType<typ
     }
   }
   printRows(
-    'CPU ms per answer (/proc; Redis: INFO cpu of the benchmark’s own redis-server; PostgreSQL: the whole server, other databases included; embedded: API column = the one process)',
+    'CPU ms per answer (/proc; Redis: INFO cpu of the benchmark’s own redis-server; PostgreSQL: the backends of Agentry’s database; embedded: API column = the one process)',
     [
       'scenario',
       'column',
