@@ -1,6 +1,7 @@
 // One column of one streams scenario, measured: closed-loop clients asking paced answers of the
-// model directly or of Agentry, with the CPU of every process apart (/proc; Redis by INFO;
-// PostgreSQL: the backends of the column's database), the RSS of the product's processes, the heartbeats Temporal recorded and each token's delivery
+// model directly, of the bare-Temporal floor or of Agentry, with the CPU of every process apart
+// (/proc; Redis by INFO; PostgreSQL: the backends of the column's database), the RSS of the
+// column's API and worker, the heartbeats Temporal recorded and each token's delivery
 // delay (client receipt − the model's emission, from the paced model's own clock records).
 import { measurePhase } from './load-phase';
 import { meterDatabaseCpu } from './postgres-cpu';
@@ -23,7 +24,7 @@ export interface StreamScenario {
 
 export interface PhaseInput {
   scenario: StreamScenario;
-  column: 'direct' | 'agentry';
+  column: 'direct' | 'floor' | 'agentry';
   model: PacedModel;
   /** Processes to account apart (the API and the worker, or the embedded process). */
   processes: Record<string, number | undefined>;
