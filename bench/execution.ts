@@ -11,9 +11,11 @@
 // per component from /proc, /readyz polled); BENCH_STREAMS clients for BENCH_STREAMS_S per
 // Agentry mode (RSS peak); BENCH_HISTORIES sampled histories per column (events, workflow tasks,
 // activities, local-activity markers) and the median history timeline of BENCH_BREAKDOWN runs.
-// Last, BENCH_RESPONSES_ROUNDS rounds per Agentry mode of one POST /agents/{id}/execute and one
+// Then BENCH_RESPONSES_ROUNDS rounds per Agentry mode of one POST /agents/{id}/execute and one
 // POST /v1/responses (issue 28, the OpenAI-compatible route), in alternating order: the added time
-// to first token of the Responses protocol (target ≤ 2 ms).
+// to first token of the Responses protocol (target ≤ 2 ms). Last, on stacks of their own, the SQL
+// statements per execution (BENCH_STATEMENT_EXECUTIONS sequential ones, then BENCH_CLIENTS for
+// BENCH_DURATION_S, through a counting proxy) and the CPU profiles.
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startFakeModelServer } from '../test/fakes/fake-model-server';
@@ -22,6 +24,7 @@ import { TEMPORAL_ADDRESS, envInt, log, nowMs } from './lib/env';
 import { agentryColumn, directColumn, floorColumns, type Column } from './lib/execution-columns';
 import { concurrentPhase, sequentialRounds } from './lib/execution-phases';
 import { printExecutionReport } from './lib/execution-output';
+import { countStatements, type StatementFigures } from './lib/execution-statements';
 import { printProfiles, profileConcurrentPhase, type ProcessProfiles } from './lib/execution-profile';
 import type { ColumnResult, Results } from './lib/execution-report';
 import { startFloor, type Floor } from './lib/floor';
@@ -47,6 +50,7 @@ const settings = {
   tracing: process.env.BENCH_TRACING === '1',
   responsesRounds: envInt('BENCH_RESPONSES_ROUNDS', 150, 0),
   profile: process.env.BENCH_PROFILE !== '0',
+  statementExecutions: envInt('BENCH_STATEMENT_EXECUTIONS', 20, 0),
   /** Another checkout's build as the Agentry columns (the floor and the direct column are this one's). */
   agentryDir: process.env.BENCH_AGENTRY_DIR ? path.resolve(process.env.BENCH_AGENTRY_DIR) : undefined,
 };
@@ -164,6 +168,21 @@ async function main(): Promise<void> {
       step(`responses: ${settings.warmup} warm-up + ${settings.responsesRounds} rounds, ${stack.mode}`);
       responses[stack.mode] = await responsesRounds(stack, agent);
     }
+    let statements: StatementFigures | undefined;
+    if (settings.statementExecutions > 0 && !interrupted) {
+      step(
+        `statements: ${settings.statementExecutions} sequential executions, then ${settings.clients} clients ` +
+          `for ${settings.durationS} s, production, through a counting proxy`,
+      );
+      statements = await countStatements(fake, agentOptions, {
+        executions: settings.statementExecutions,
+        warmup: settings.warmup,
+        clients: settings.clients,
+        durationS: settings.durationS,
+        stop: isInterrupted,
+        root: settings.agentryDir,
+      });
+    }
     let profiles: ProcessProfiles | undefined;
     if (settings.profile && !interrupted) {
       step(
@@ -181,6 +200,7 @@ async function main(): Promise<void> {
       results,
       { ...settings, deltas_per_answer: deltas },
       round((nowMs() - started) / 1000, 1),
+      statements,
     );
     if (Object.keys(responses).length > 0) reportResponses(responses);
     if (profiles) {

@@ -7,6 +7,7 @@ import {
   type Comparison,
   type Results,
 } from './execution-report';
+import type { StatementFigures } from './execution-statements';
 import { figuresJson, machine, printRows, printTable, writeResults } from './report';
 
 interface Settings {
@@ -27,7 +28,12 @@ function printTimeline(label: string, steps: { event: string; median_at_ms: numb
 }
 
 /** Prints and writes the report; true when an execution or a readiness check failed. */
-export function printExecutionReport(results: Results, settings: Settings, runSeconds: number): boolean {
+export function printExecutionReport(
+  results: Results,
+  settings: Settings,
+  runSeconds: number,
+  statements?: StatementFigures,
+): boolean {
   const comparisons: { production?: Comparison; embedded?: Comparison } = {
     production: compare(results, 'production'),
     embedded: compare(results, 'embedded'),
@@ -67,6 +73,21 @@ export function printExecutionReport(results: Results, settings: Settings, runSe
   const figures = [
     ...targetFigures('production', comparisons.production!, settings.clients, settings.streams),
     ...targetFigures('embedded', comparisons.embedded!, settings.clients, settings.streams),
+    ...(statements
+      ? [
+          {
+            figure: `production: SQL statements per execution (c=${settings.clients}, ${statements.concurrent.executions} executions)`,
+            value: statements.concurrent.per_execution,
+            unit: '',
+            target: { max: 8 },
+          },
+          {
+            figure: `production: SQL statements per execution (c=1, ${statements.sequential.executions}; lookups re-read each 1 s)`,
+            value: statements.sequential.per_execution,
+            unit: '',
+          },
+        ]
+      : []),
   ];
   printTable('targets (DESIGN §6)', figures);
   for (const mode of ['production', 'embedded'] as const) {
@@ -118,6 +139,7 @@ export function printExecutionReport(results: Results, settings: Settings, runSe
     embedded_overhead_p95_ms: emb.added_ttft_ms.p95,
     embedded_throughput_per_s: emb.throughput_per_s,
     modes: { production: prod, embedded: emb },
+    statements: statements ?? null,
     columns: strip(results),
     figures: figuresJson(figures),
   });

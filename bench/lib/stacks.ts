@@ -39,7 +39,16 @@ export interface StackOptions {
   ownStores?: boolean;
   /** Production only: Node's own arguments for the API and the worker (e.g. `--cpu-prof`). */
   nodeArgs?: Partial<Record<'api' | 'worker', string[]>>;
+  /** host:port the processes reach PostgreSQL at instead of the server's (a counting proxy). */
+  databaseAddress?: string;
 }
+
+const viaAddress = (url: string, address: string | undefined): string => {
+  if (!address) return url;
+  const u = new URL(url);
+  u.host = address;
+  return u.toString();
+};
 
 /**
  * Starts Agentry in `mode` on a fresh database `agentry_bench_<name>_<id>`; `workerEnv` is added to
@@ -63,7 +72,7 @@ export async function startAgentryStack(
   const env: Record<string, string> = {
     AGENTRY_LOG_LEVEL: 'info',
     ...(process.env as Record<string, string>),
-    DATABASE_URL: databaseUrl(databaseName),
+    DATABASE_URL: viaAddress(databaseUrl(databaseName), options.databaseAddress),
     REDIS_URL,
     TEMPORAL_ADDRESS,
     AGENTRY_APPLICATION_SECRET: randomBytes(32).toString('hex'),

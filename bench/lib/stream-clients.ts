@@ -1,8 +1,9 @@
 // The streams benchmark's clients: one answer asked of the model directly (openai SDK, the
-// Responses protocol the product's model activity uses) or of Agentry (POST /agents/{id}/execute,
-// NDJSON), each timed at its first token and at every piece of text it receives, and checked
-// exact. The fake model answers `Echo: <question>`, one word a delta; a question's first word is
-// unique, so the model's emission times of an answer's deltas can be matched to the client's.
+// Responses protocol the product's model activity uses), of Agentry (POST /agents/{id}/execute,
+// NDJSON) or of the floor (POST /chat, the same NDJSON), each timed at its first token and at
+// every piece of text it receives, and checked exact. The fake model answers `Echo: <question>`,
+// one word a delta; a question's first word is unique, so the model's emission times of an
+// answer's deltas can be matched to the client's.
 import type OpenAI from 'openai';
 import { nowMs } from './env';
 
@@ -48,21 +49,28 @@ export async function askDirect(client: OpenAI, model: string, q: string): Promi
   return out;
 }
 
-/** Agentry: an agent execution streamed as NDJSON; `reset` starts the answer over. */
-export async function askAgentry(
+/** Agentry: an agent execution streamed as NDJSON. */
+export const askAgentry = (url: string, headers: Record<string, string>, q: string, timeoutMs: number) =>
+  askNdjson(url, headers, { prompt: { question: q }, classification: 'internal' }, timeoutMs);
+
+/**
+ * A POST answered with NDJSON events as Agentry's execute route writes them (`delta`, `reset`
+ * starts the answer over, `error`, `done`): Agentry's column and the floor's.
+ */
+export async function askNdjson(
   url: string,
   headers: Record<string, string>,
-  q: string,
+  body: unknown,
   timeoutMs: number,
 ): Promise<Received> {
   const sentAt = nowMs();
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ prompt: { question: q }, classification: 'internal' }),
+    body: JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });
-  if (res.status !== 200 || !res.body) throw new Error(`execute → ${res.status}: ${await res.text()}`);
+  if (res.status !== 200 || !res.body) throw new Error(`POST ${url} → ${res.status}: ${await res.text()}`);
   const out: Received = { ttftMs: NaN, totalMs: NaN, receipts: [], text: '' };
   const decoder = new TextDecoder();
   let buffered = '';

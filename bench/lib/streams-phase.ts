@@ -1,8 +1,10 @@
 // One column of one streams scenario, measured: closed-loop clients asking paced answers of the
-// model directly or of Agentry, with the CPU of every process apart (/proc; Redis by INFO), the
-// RSS of the product's processes, the heartbeats Temporal recorded and each token's delivery
+// model directly, of the bare-Temporal floor or of Agentry, with the CPU of every process apart
+// (/proc; Redis by INFO; PostgreSQL: the backends of the column's database), the RSS of the
+// column's API and worker, the heartbeats Temporal recorded and each token's delivery
 // delay (client receipt − the model's emission, from the paced model's own clock records).
 import { measurePhase } from './load-phase';
+import { meterDatabaseCpu } from './postgres-cpu';
 import type { PacedModel } from './paced-model';
 import { deliveryDelays, runClients, type Received } from './stream-clients';
 import { heartbeatsSoFar } from './streams-meters';
@@ -22,12 +24,14 @@ export interface StreamScenario {
 
 export interface PhaseInput {
   scenario: StreamScenario;
-  column: 'direct' | 'agentry';
+  column: 'direct' | 'floor' | 'agentry';
   model: PacedModel;
   /** Processes to account apart (the API and the worker, or the embedded process). */
   processes: Record<string, number | undefined>;
-  /** RSS peaks summed: the product's processes. */
+  /** CPU seconds so far of the column's Redis (none: it uses none). */
   redisCpu?: () => Promise<number>;
+  /** The column's PostgreSQL database (none: it uses none, or its own in-process PGlite). */
+  database?: string;
   durationS: number;
   stop: () => boolean;
   ask: (q: string) => Promise<Received>;
@@ -42,6 +46,7 @@ export async function measureColumn(input: PhaseInput) {
   // The direct column does not touch Temporal: its heartbeats are not its own.
   const heartbeatsBefore = column === 'direct' ? null : await heartbeatsSoFar();
   const redisBefore = input.redisCpu ? await input.redisCpu() : null;
+  const database = input.database ? meterDatabaseCpu(input.database) : null;
   const tag = `${scenario.id}${column[0]}${Date.now().toString(36)}`;
   let run: Awaited<ReturnType<typeof runClients>> | undefined;
   const phase = await measurePhase({ processes: { ...input.processes, model: model.pid } }, async () => {
@@ -55,6 +60,7 @@ export async function measureColumn(input: PhaseInput) {
     );
     return { ttft: run.ttft, total: run.total, errors: run.errors, completed: run.completed };
   });
+  const postgresS = database ? database.stop() : null;
   const heartbeatsAfter = column === 'direct' ? null : await heartbeatsSoFar();
   const redisAfter = input.redisCpu ? await input.redisCpu() : null;
   const { emissions, requests } = await model.take();
@@ -74,6 +80,7 @@ export async function measureColumn(input: PhaseInput) {
   const heartbeats =
     heartbeatsBefore === null || heartbeatsAfter === null ? null : heartbeatsAfter - heartbeatsBefore;
   const cpu = phase.cpu as Record<string, number | null>;
+  const none = column === 'direct' ? null : 0;
   const redisS = redisBefore === null || redisAfter === null ? null : round(redisAfter - redisBefore, 2);
   const cpuMs: Record<string, number | null> = {};
   for (const name of Object.keys(input.processes)) cpuMs[name] = perAnswerMs(cpu[`${name}_s`], answers);
@@ -100,12 +107,14 @@ export async function measureColumn(input: PhaseInput) {
     cpu_ms_per_answer: <Record<string, number | null>>{
       ...cpuMs,
       temporal: perAnswerMs(phase.cpu.temporal_s, answers),
-      redis: perAnswerMs(redisS, answers),
-      postgres: perAnswerMs(phase.cpu.postgres_s, answers),
+      // A column that uses none has a share of 0 (the embedded PGlite's is its process's).
+      redis: perAnswerMs(redisS ?? none, answers),
+      postgres: perAnswerMs(postgresS ?? none, answers),
       model: perAnswerMs(cpu.model_s, answers),
       clients: perAnswerMs(phase.cpu.node_s, answers),
     },
-    cpu_s: { ...phase.cpu, redis_s: redisS },
+    // postgres_s: the whole server (other databases too); postgres_database_s: this column's.
+    cpu_s: { ...phase.cpu, redis_s: redisS, postgres_database_s: postgresS },
     rss_peak_mb: Object.keys(input.processes).length ? round(rssPeak, 1) : null,
     heartbeats:
       heartbeats === null
