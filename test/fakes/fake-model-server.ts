@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hashEmbedding } from '../../infra/hash-embedder';
 import { BackgroundResponses, type BackgroundCounts, type FakeBackgroundBehaviour } from './fake-background';
+import { handleCompaction } from './fake-compaction';
 
 export type { BackgroundCounts, FakeBackgroundBehaviour };
 
@@ -375,6 +376,8 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
       await handleEmbeddings(req, res);
       return;
     }
+    if (req.method === 'POST' && pathname.endsWith('/responses/compact'))
+      return handleCompaction(req, res, (model, body) => requests.push(recordOf(req, model, body)));
     const stored = /\/responses\/([^/]+)(\/cancel)?$/.exec(pathname);
     if (stored && req.method === (stored[2] ? 'POST' : 'GET')) {
       req.resume();
