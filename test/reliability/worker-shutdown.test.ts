@@ -21,7 +21,8 @@ import { waitFor } from '../helpers/wait';
 
 const HEARTBEAT_TIMEOUT_MS = 20_000;
 const SHORT = scriptedAnswer(30); // 3 s at 100 ms a delta
-const LONG = scriptedAnswer(80); // 8 s
+// Long enough that none ends within the 1.5 s grace, however slowly the test reaches SIGTERM.
+const LONG = scriptedAnswer(150); // 15 s
 
 let stack: ProcessStack;
 let fake: FakeModelServer;
@@ -61,6 +62,7 @@ async function streamsOn(agent: SeededAgent, count: number): Promise<LiveStream[
 
 /** SIGTERM; resolves with how long the process took to exit, and the probes while it drained. */
 async function terminate(worker: Child): Promise<{ exitedAfterMs: number; ready: number; live: number }> {
+  expect(await probe(worker, '/readyz')).toBe(200);
   const exited = new Promise<void>((resolve) => worker.process.once('exit', () => resolve()));
   const sentAt = Date.now();
   worker.process.kill('SIGTERM');
