@@ -8,6 +8,7 @@ by reference, extension points. Arguments (dict):
   env          more env entries (list of maps)
   settingsEnv  true: the settings as env entries (a hook Job runs before the ConfigMap exists)
   ports, probes, resources, terminationGracePeriodSeconds, restartPolicy
+  serviceAccountName  instead of the chart's (the migration Job's, made before the release's)
 */}}
 {{- define "agentry.podTemplate" -}}
 {{- $root := .root -}}
@@ -24,7 +25,7 @@ metadata:
     {{- toYaml . | nindent 4 }}
     {{- end }}
 spec:
-  serviceAccountName: {{ include "agentry.serviceAccountName" $root }}
+  serviceAccountName: {{ .serviceAccountName | default (include "agentry.serviceAccountName" $root) }}
   # The processes never call the Kubernetes API.
   automountServiceAccountToken: false
   securityContext:
