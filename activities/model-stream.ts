@@ -28,6 +28,8 @@ interface ModelCall {
   noProgressMs: number;
   /** Deltas arriving within this many ms of the last published one go out together. */
   batchMs: number;
+  /** The retry policy's longest wait between attempts: a server's retry hint is capped to it. */
+  maxRetryDelayMs?: number;
   /** Stops the call (cancellation, a lost claim): it then fails with a CancelledFailure. */
   stop: AbortSignal;
   publish(event: RelayEvent): Promise<void>;
@@ -217,7 +219,7 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
         details: [{ message: 'stream ended before response.completed' }],
       });
     }
-    throw classifyModelError(err);
+    throw classifyModelError(err, call.maxRetryDelayMs);
   } finally {
     // Deltas received before a failure are out before the attempt reports it.
     await deltas.settled();
