@@ -152,6 +152,7 @@ export function createCallModel(deps: CallModelDeps) {
         type: 'done',
         attempt,
         usage: answer.usage,
+        ...(answer.incomplete_details ? { incomplete_details: answer.incomplete_details } : {}),
         ...(extra ? { extra } : {}),
       });
       return { answerPayloadId: answerId, usage: answer.usage, attempt };

@@ -3,16 +3,17 @@
 // message items, in order, whatever items and content parts they come in (as the SDKs'
 // `output_text` joins them); empty deltas add nothing. A reasoning item's summary or text is the
 // model working, not the answer; its tokens are in the response's `output_tokens`. A refusal is
-// the model's final word: a failure that is not retried. `error` and `response.failed` break the
-// stream (retried).
+// the model's final word: a failure that is not retried. `response.incomplete` ends the answer
+// with the text so far and the reason; `error` and `response.failed` break the stream (retried).
 import { ApplicationFailure } from '@temporalio/common';
 import type { Response, ResponseStreamEvent } from 'openai/resources/responses/responses';
-import type { Usage } from '../domain/stream-events';
+import type { IncompleteDetails, Usage } from '../domain/stream-events';
 import { FailureType } from '../workflows/contracts';
 
-/** How the answer ended: its usage. */
+/** How the answer ended: its usage, and why it stopped short when it did. */
 export interface AnswerEnd {
   usage: Usage;
+  incomplete?: IncompleteDetails;
 }
 
 /** What an event means for the stream: answer text it adds, and whether the model made progress. */
@@ -23,6 +24,9 @@ export interface Reading {
 
 const NOTHING: Reading = { progress: false };
 const WORKING: Reading = { progress: true };
+
+/** The provider's reason is shown to clients: kept short, whatever a proxy sends. */
+const MAX_REASON = 100;
 
 const usageOf = (response: Response): Usage => ({
   input_tokens: response.usage?.input_tokens ?? 0,
@@ -54,7 +58,7 @@ export class ModelAnswer {
   /** Output items that are not messages (reasoning, tool calls): no text of theirs is the answer. */
   private readonly otherItems = new Set<string>();
   private refused = false;
-  /** Set by `response.completed`. */
+  /** Set by `response.completed` or `response.incomplete`. */
   end: AnswerEnd | undefined;
 
   /** Reads one event; throws the failure it reports (a refusal, a broken stream). */
@@ -78,15 +82,9 @@ export class ModelAnswer {
         this.end = { usage: usageOf(event.response) };
         return NOTHING;
       case 'response.incomplete': {
-        // The model stopped on purpose (its output limit, a content filter): asking again would
-        // pay for the same end, so it is not retried (docs/decisions.md).
-        const reason = event.response.incomplete_details?.reason;
-        throw ApplicationFailure.create({
-          type: FailureType.LlmRejected,
-          message: `Model stopped before completing: ${reason ?? 'unknown reason'}`,
-          details: [{ message: `incomplete: ${reason ?? 'unknown'}` }],
-          nonRetryable: true,
-        });
+        const reason = String(event.response.incomplete_details?.reason ?? 'unknown').slice(0, MAX_REASON);
+        this.end = { usage: usageOf(event.response), incomplete: { reason } };
+        return NOTHING;
       }
       case 'error':
       case 'response.failed':

@@ -15,13 +15,14 @@
 // is always the response's in its order.
 //
 // What each event means for the answer (issue 33: reasoning, refusals, several items, empty
-// deltas) is activities/model-answer.ts's.
+// deltas, `response.incomplete`) is activities/model-answer.ts's.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { toResponsesRequest, type ChatMessage } from '../domain/llm-request';
-import type { RelayEvent, Usage } from '../domain/stream-events';
+import type { RelayEvent } from '../domain/stream-events';
+import type { StoredAnswer } from '../services/answers';
 import { FailureType } from '../workflows/contracts';
 import { DeltaBatcher } from './delta-batcher';
 import { classifyModelError } from './failures';
@@ -79,7 +80,7 @@ const isPassing = (err: unknown): boolean => {
   return !(err instanceof ResumeLost) && (typeof status !== 'number' || status === 429 || status >= 500);
 };
 
-export async function streamAnswer(call: ModelCall): Promise<{ text: string; usage: Usage }> {
+export async function streamAnswer(call: ModelCall): Promise<StoredAnswer> {
   const abort = new AbortController();
   const onStop = (): void => abort.abort();
   call.stop.addEventListener('abort', onStop);
@@ -204,7 +205,8 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
     // The rest of the answer reaches the relay; that wait is not the model's silence.
     clearTimeout(progressTimer);
     await deltas.flush();
-    return { text, usage: answer.end!.usage };
+    const { usage, incomplete } = answer.end!;
+    return { text, usage, ...(incomplete ? { incomplete_details: incomplete } : {}) };
   } catch (err) {
     if (call.stop.aborted) throw new CancelledFailure('Model call cancelled');
     if (stalled) {

@@ -1,7 +1,8 @@
 // Issue 33: what each Responses API event means for the answer (activities/model-answer.ts),
 // whatever OpenAI-compatible server sent it: the text is the output_text deltas of message items
 // only; reasoning is progress, not text; a refusal is a final, non-retryable failure whose words
-// stay out of the detail; `error` and `response.failed` break the stream (retryable).
+// stay out of the detail; `response.incomplete` ends the answer with its reason; `error` and
+// `response.failed` break the stream (retryable).
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { ModelAnswer } from '../../activities/model-answer';
@@ -102,6 +103,29 @@ describe('ModelAnswer', () => {
       ev({ type: 'response.completed', response: response('completed') }),
     ];
     expect(readAll(deltasOnly).failure).toMatchObject({ type: FailureType.LlmRefused });
+  });
+
+  it('response.incomplete ends the answer with its text and reason (a proxy’s long reason is cut)', () => {
+    const r = readAll([
+      delta('msg_1', 'Half an'),
+      ev({
+        type: 'response.incomplete',
+        response: response('incomplete', { incomplete_details: { reason: 'max_output_tokens' } }),
+      }),
+    ]);
+    expect(r.failure).toBeUndefined();
+    expect(r.text).toBe('Half an');
+    expect(r.answer.end).toEqual({
+      usage: { input_tokens: 5, output_tokens: 42 },
+      incomplete: { reason: 'max_output_tokens' },
+    });
+    const long = readAll([
+      ev({
+        type: 'response.incomplete',
+        response: response('incomplete', { incomplete_details: { reason: 'x'.repeat(500) } }),
+      }),
+    ]);
+    expect(long.answer.end!.incomplete!.reason).toHaveLength(100);
   });
 
   it.each(['error', 'response.failed'])('%s breaks the stream: Llm.BadStream, retryable', (type) => {
