@@ -57,6 +57,7 @@ export async function startWorker(
     defaultLlmId: config.defaultLlmId,
     runningStreams: streams,
     relayBatchMs: config.relayBatchMs,
+    llmRetryMaxIntervalMs: config.llm.maximumIntervalMs,
     scratch: new ExecutionScratch(),
     modelResumes: workerMetrics.modelResumes,
   });

@@ -4,7 +4,7 @@
 // so a live stream and a later replay of it carry the same objects.
 import type { Response as OpenAiResponse, ResponseOutputMessage } from 'openai/resources/responses/responses';
 import type { ExecutionRecord } from '../db/execution-store';
-import type { Usage } from '../domain/stream-events';
+import type { IncompleteDetails, Usage } from '../domain/stream-events';
 
 /** What a response object says of its execution besides its state. */
 export interface ResponseView {
@@ -34,12 +34,14 @@ export const viewOf = (r: ExecutionRecord): ResponseView => ({
   traceId: r.trace_id,
 });
 
-export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
 export interface ResponseState {
   status: ResponseStatus;
   /** The answer's message, when there is one to show. */
   message?: ResponseOutputMessage;
+  /** Why the model stopped short, for an incomplete response. */
+  incompleteDetails?: IncompleteDetails;
   usage?: Usage | null;
   error?: { status: number; message: string } | null;
   /** Unix seconds, for a completed response. */
@@ -62,6 +64,23 @@ export function messageItem(
     status,
     role: 'assistant',
     content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  };
+}
+
+/**
+ * The status and message of a response whose answer is stored: completed, or incomplete (issue 33:
+ * the model stopped at its output limit or a filter) with the text it gave and its reason.
+ */
+export function answeredState(
+  view: ResponseView,
+  answer: { text: string; incomplete_details?: IncompleteDetails },
+): Pick<ResponseState, 'status' | 'message' | 'incompleteDetails'> {
+  const incomplete = answer.incomplete_details;
+  const status = incomplete ? 'incomplete' : 'completed';
+  return {
+    status,
+    message: messageItem(itemIdOf(view, 1), answer.text, status),
+    ...(incomplete ? { incompleteDetails: incomplete } : {}),
   };
 }
 
@@ -93,7 +112,7 @@ export function responseObject(view: ResponseView, state: ResponseState): OpenAi
     ...(state.background !== undefined ? { background: state.background } : {}),
     completed_at: state.completedAt ?? null,
     error: state.error ? { code: errorCodeOf(state.error.status), message: state.error.message } : null,
-    incomplete_details: null,
+    incomplete_details: state.incompleteDetails ?? null,
     instructions: null,
     // The pipeline (and the trace, when one was asked for) by id; the request's classification,
     // filters and variables are content and are not echoed.

@@ -3,12 +3,15 @@
 // The answer's payload id derives from the execution's id, so a retried attempt writes the same row.
 import { v5 as uuidv5 } from 'uuid';
 import type { ChatMessage } from '../domain/llm-request';
+import type { IncompleteDetails } from '../domain/stream-events';
 import type { Usage } from '../workflows/contracts';
 
 /** The stored answer of an execution. */
 export interface StoredAnswer {
   text: string;
   usage: Usage;
+  /** The model stopped short (its output limit, a content filter): the text is what it gave. */
+  incomplete_details?: IncompleteDetails;
 }
 
 /** Stored request content of a direct query or a rendered agent prompt. */

@@ -15,9 +15,8 @@ import { principalOf } from '../auth';
 import { executionOutcome, type TraceHeader } from '../execution-response';
 import { EXECUTION_ID_HEADER, sendOpenAiError } from '../openai-errors';
 import {
+  answeredState,
   createdAtOf,
-  itemIdOf,
-  messageItem,
   responseObject,
   viewOf,
   type ResponseStatus,
@@ -78,9 +77,7 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
         : { input_tokens: r.input_tokens, output_tokens: r.output_tokens };
     return responseObject(view, {
       status: STATUS[r.status],
-      ...(r.status === 'succeeded' && answer
-        ? { message: messageItem(itemIdOf(view, 1), answer.text, 'completed') }
-        : {}),
+      ...(r.status === 'succeeded' && answer ? answeredState(view, answer) : {}),
       usage,
       error: r.status === 'failed' ? { status: r.error_status ?? 503, message: errorDetail(r) } : null,
       // An answer stored before the record says finished (the outcome is written just after):
@@ -183,8 +180,7 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
     if (trace) res.set(TRACE_HEADER, trace.traceId);
     res.json(
       responseObject(view, {
-        status: 'completed',
-        message: messageItem(itemIdOf(view, 1), answer.text, 'completed'),
+        ...answeredState(view, answer),
         usage: result.usage,
         completedAt: Math.floor(Date.now() / 1000),
       }),

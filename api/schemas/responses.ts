@@ -109,7 +109,13 @@ export const responseObjectSchema = {
     id: { type: 'string', description: 'The execution id (GET /executions/{id} reads the same one)' },
     object: { const: 'response' },
     created_at: { type: 'integer' },
-    status: { enum: ['queued', 'in_progress', 'completed', 'failed', 'cancelled'] },
+    status: { enum: ['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled'] },
+    incomplete_details: nullable({
+      type: 'object',
+      description:
+        'Why the model stopped before finishing (status incomplete): its output is the text it gave',
+      properties: { reason: { type: 'string' } },
+    }),
     background: { type: 'boolean', description: 'Only in the answer to a background create' },
     completed_at: { type: ['integer', 'null'] },
     model: { type: 'string', description: 'The LLM id' },
