@@ -6,6 +6,7 @@ import type { DataConverter } from '@temporalio/common';
 import { failureConverterPath } from './infra/failure-converter';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { createKnex, databaseStartError, migrate, type Knex } from './db/knex';
+import { requireMigrated } from './db/migration-status';
 import { createStores, type Stores } from './db/stores';
 import { reindexLexemes } from './db/lexeme-reindex';
 import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
@@ -57,8 +58,10 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const keyring = new KeyRing(config.applicationSecret, config.applicationSecretPrevious);
   const session = { efSearch: config.efSearch };
   const db = createKnex(config.databaseUrl, config.dbPoolMax, session);
-  // The first use of DATABASE_URL: a refusal names what to fix in it.
-  await migrate(db).catch((err: unknown) => {
+  // The first use of DATABASE_URL: a refusal names what to fix in it. With migrations off the
+  // replica only checks the schema (db/migration-status.ts).
+  await (config.migrateOnStart ? migrate(db) : requireMigrated(db)).catch(async (err: unknown) => {
+    await db.destroy();
     throw databaseStartError(err);
   });
   // One shared client; connected before anything uses it (infra/redis-client.ts).

@@ -24,11 +24,14 @@ import {
 } from './infra/telemetry';
 import { ensureRetentionSchedule } from './infra/retention-schedule';
 import { connectTemporalClient, dataConverter, type Runtime } from './runtime';
+import { WORKER_QUEUES, type WorkerQueue, type WorkerVersioning } from './infra/worker-settings';
 import { tasksQueueOf } from './workflows/contracts';
 
 export interface WorkerHandle {
-  /** The SDK worker of the task queue (workflows and model calls). */
-  worker: Worker;
+  /** The SDK worker of the task queue (workflows and model calls), if this process serves it. */
+  worker: Worker | undefined;
+  /** Each served queue's SDK worker state (`RUNNING`, `DRAINING`, `FAILED`...), for the probes. */
+  states(): Record<string, string>;
   metrics: Registry;
   /** The model streams running in this process. */
   streams: RunningStreams;
@@ -54,6 +57,7 @@ export async function startWorker(
     defaultLlmId: config.defaultLlmId,
     runningStreams: streams,
     relayBatchMs: config.relayBatchMs,
+    llmRetryMaxIntervalMs: config.llm.maximumIntervalMs,
     scratch: new ExecutionScratch(),
     modelResumes: workerMetrics.modelResumes,
   });
@@ -87,35 +91,45 @@ export async function startWorker(
     // The model call heartbeats at its own cadence (activities/model-attempt.ts); the SDK sends
     // each of those at once and never more often.
     maxHeartbeatThrottleInterval: heartbeatEveryMs(config.llm.heartbeatTimeoutMs),
-    shutdownGraceTime: '30 seconds',
+    // After SIGTERM running activities get this long; then they are cancelled and fail, and
+    // Temporal retries them elsewhere at once (docs/operations.md, "Kubernetes").
+    shutdownGraceTime: config.worker.shutdownGraceMs,
+    ...workerDeployment(config.worker.versioning),
   };
-  const [worker, tasks] = await Promise.all([
-    Worker.create({
-      ...shared,
-      ...(config.workflowBundlePath
-        ? { workflowBundle: { codePath: config.workflowBundlePath } }
-        : { workflowsPath: require.resolve('./workflows') }),
-      sinks: temporalWorkflowSinks(),
-      maxConcurrentActivityTaskExecutions: config.workerSlots.modelStreams,
-      maxCachedWorkflows: config.workerSlots.cachedWorkflows,
-      maxConcurrentWorkflowTaskExecutions: 20,
-      // One poll of each kind (sticky and normal): on a small machine more polls only add wake-ups
-      // (docs/decisions.md, "Worker polls").
-      maxConcurrentWorkflowTaskPolls: config.workflowTaskPolls,
-    }),
-    Worker.create({
-      ...shared,
-      taskQueue: tasksQueueOf(config.taskQueue),
-      maxConcurrentActivityTaskExecutions: config.workerSlots.tasks,
-    }),
+  const serves = (queue: WorkerQueue): boolean => config.worker.queues.includes(queue);
+  const created = await Promise.all([
+    serves('executions')
+      ? Worker.create({
+          ...shared,
+          ...(config.workflowBundlePath
+            ? { workflowBundle: { codePath: config.workflowBundlePath } }
+            : { workflowsPath: require.resolve('./workflows') }),
+          sinks: temporalWorkflowSinks(),
+          maxConcurrentActivityTaskExecutions: config.workerSlots.modelStreams,
+          maxCachedWorkflows: config.workerSlots.cachedWorkflows,
+          maxConcurrentWorkflowTaskExecutions: 20,
+          // One poll of each kind (sticky and normal): on a small machine more polls only add
+          // wake-ups (docs/decisions.md, "Worker polls").
+          maxConcurrentWorkflowTaskPolls: config.workflowTaskPolls,
+        })
+      : undefined,
+    serves('tasks')
+      ? Worker.create({
+          ...shared,
+          taskQueue: tasksQueueOf(config.taskQueue),
+          maxConcurrentActivityTaskExecutions: config.workerSlots.tasks,
+        })
+      : undefined,
   ]);
+  const workers = new Map<WorkerQueue, Worker>();
+  created.forEach((w, i) => w && workers.set(WORKER_QUEUES[i]!, w));
   const shutdown = (): void => {
-    for (const w of [worker, tasks]) if (w.getState() === 'RUNNING') w.shutdown();
+    for (const w of workers.values()) if (w.getState() === 'RUNNING') w.shutdown();
   };
-  // One failing stops the other: a process serves both queues or neither.
+  // One failing stops the other: a process serves all its queues or none.
   const done = Promise.all(
-    [worker.run(), tasks.run()].map((run) =>
-      run.catch((err: unknown) => {
+    [...workers.values()].map((w) =>
+      w.run().catch((err: unknown) => {
         shutdown();
         throw err;
       }),
@@ -123,13 +137,30 @@ export async function startWorker(
   ).then(() => undefined);
   done.finally(stopListening).catch(() => undefined);
   return {
-    worker,
+    worker: workers.get('executions'),
+    states: () => Object.fromEntries([...workers].map(([queue, w]) => [queue, w.getState()])),
     metrics: registry,
     streams,
     done,
     async stop() {
       shutdown();
       await done;
+    },
+  };
+}
+
+/**
+ * Worker Versioning (issue 36): both SDK workers are one version of a Worker Deployment, and a
+ * workflow runs to its end on the version that started it (PINNED by default), so a rollout never
+ * moves a running execution to new code; old versions drain before they are scaled down.
+ */
+export function workerDeployment(versioning: WorkerVersioning | undefined): Partial<WorkerOptions> {
+  if (!versioning) return {};
+  return {
+    workerDeploymentOptions: {
+      useWorkerVersioning: true,
+      version: { deploymentName: versioning.deploymentName, buildId: versioning.buildId },
+      defaultVersioningBehavior: versioning.defaultBehavior,
     },
   };
 }

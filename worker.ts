@@ -1,54 +1,60 @@
 // Composition root of the worker process (production: `npm run start:worker`): configuration,
-// the runtime, the metrics port, and a worker (start-worker.ts) until a signal stops it.
+// the runtime, the metrics and probe port (infra/worker-probes.ts) with its event-loop watchdog,
+// and a worker on the queues it serves (start-worker.ts) until a signal stops it.
 import { startTelemetry, shutdownTelemetry } from './infra/telemetry';
 // Tracing (when OTEL_* asks for it) must start before express, pg and http load.
 if (require.main === module) startTelemetry('agentry-worker');
-import { createServer, type Server } from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { loadConfig, requireProductionSettings } from './infra/config';
 import { createLogger, temporalLogger } from './infra/logger';
 import { connectTemporal } from './infra/temporal-connection';
+import { watchEventLoop } from './infra/event-loop-watchdog';
 import { installTemporalMetrics } from './infra/temporal-metrics';
+import { createWorkerProbeServer } from './infra/worker-probes';
 import { createRuntime } from './runtime';
-import { startWorker } from './start-worker';
+import { startWorker, type WorkerHandle } from './start-worker';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   requireProductionSettings(config);
   const logger = createLogger(config.logLevel);
   const temporalMetrics = await installTemporalMetrics({ logger: temporalLogger(logger) });
-  const rt = await createRuntime(config, logger);
-  const connection = await connectTemporal(config.temporal);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'agentry_worker_' });
-  const metricsServer: Server = createServer((req, res) => {
-    if (req.url !== '/metrics') {
-      res.writeHead(404).end();
-      return;
-    }
-    Promise.all([registry.metrics(), temporalMetrics()]).then(
-      ([own, temporal]) =>
-        res.writeHead(200, { 'Content-Type': registry.contentType }).end(`${own}\n${temporal}`),
-      () => res.writeHead(500).end(),
-    );
+  const watchdog = watchEventLoop({ registry, logger });
+  // Filled once the workers exist; the probes read it from the start.
+  const started: { handle?: WorkerHandle } = {};
+  const probes = createWorkerProbeServer({
+    metrics: async () => `${await registry.metrics()}\n${await temporalMetrics()}`,
+    contentType: registry.contentType,
+    states: () => started.handle?.states(),
+    loopDelayMs: () => watchdog.recentDelayMs(),
+    maxLoopDelayMs: config.worker.maxLoopDelayMs,
   });
-  // The metrics port first: a taken port fails the start before the worker polls.
+  // The port first: a taken port fails the start at once, and while the start connects (and
+  // migrates, unless AGENTRY_MIGRATE_ON_START=false) /livez answers and /readyz says 503.
   await new Promise<void>((resolve, reject) => {
-    metricsServer.once('error', reject);
-    metricsServer.listen(config.workerMetricsPort, resolve);
+    probes.once('error', reject);
+    probes.listen(config.workerMetricsPort, resolve);
   });
-  const handle = await startWorker(rt, connection, registry);
-  const metricsPort = (metricsServer.address() as { port: number }).port;
-  logger.info({ taskQueue: config.taskQueue, metricsPort }, 'worker running');
+  const rt = await createRuntime(config, logger);
+  const connection = await connectTemporal(config.temporal);
+  const running = await startWorker(rt, connection, registry);
+  started.handle = running;
+  const metricsPort = (probes.address() as { port: number }).port;
+  const { queues, shutdownGraceMs } = config.worker;
+  logger.info({ taskQueue: config.taskQueue, queues, metricsPort }, 'worker running');
   const stop = (): void => {
-    handle
+    logger.info({ shutdownGraceMs }, 'worker stopping: no new tasks; running ones may finish');
+    running
       .stop()
       .catch((err: unknown) => logger.error({ err: (err as Error).message }, 'worker stopped with an error'));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  await handle.done;
-  metricsServer.close();
+  await running.done;
+  watchdog.stop();
+  probes.close();
   await connection.close();
   await rt.close();
   await shutdownTelemetry();

@@ -30,11 +30,22 @@ export interface CallModelDeps {
   runningStreams: RunningStreams;
   /** Deltas within this many ms of the last published one go out as one relay event. */
   relayBatchMs: number;
+  /**
+   * The LLM retry profile's maximum interval, for servers that do not report an activity's retry
+   * policy to the worker (the dev server does not): a model server's retry hint is capped to it.
+   */
+  llmRetryMaxIntervalMs?: number;
   /** The rendered messages of an execution whose render ran in this process. */
   scratch: ExecutionScratch;
   /** Counts how resumable LLMs' streams went on after a break (infra/activity-metrics.ts). */
   modelResumes?: { inc(labels: { outcome: ResumeOutcome }): void };
 }
+
+/** The activity's retry policy's maximum interval in ms, else the configured one. */
+const retryDelayCap = (reported: unknown, configured: number | undefined): { maxRetryDelayMs?: number } => {
+  const cap = typeof reported === 'number' ? reported : configured;
+  return cap !== undefined ? { maxRetryDelayMs: cap } : {};
+};
 
 export function createCallModel(deps: CallModelDeps) {
   const clients = new ModelClients();
@@ -117,6 +128,7 @@ export function createCallModel(deps: CallModelDeps) {
         attempt,
         noProgressMs: input.noProgressMs,
         batchMs: deps.relayBatchMs,
+        ...retryDelayCap(ctx.info.retryPolicy?.maximumInterval, deps.llmRetryMaxIntervalMs),
         stop: run.stop.signal,
         publish: (event) => publish(input.executionId, event),
         ...(llm.resumable
@@ -140,6 +152,7 @@ export function createCallModel(deps: CallModelDeps) {
         type: 'done',
         attempt,
         usage: answer.usage,
+        ...(answer.incomplete_details ? { incomplete_details: answer.incomplete_details } : {}),
         ...(extra ? { extra } : {}),
       });
       return { answerPayloadId: answerId, usage: answer.usage, attempt };

@@ -24,15 +24,17 @@ export class DeltaBatcher {
     private readonly relayed: (through: number) => void = () => undefined,
   ) {}
 
-  /** Queues a delta (`through`: its model event's sequence number); throws the relay's failure of an earlier publish. */
+  /**
+   * Queues a delta (`through`: its model event's sequence number); throws the relay's failure of
+   * an earlier publish. An empty delta (vLLM, Ollama, LiteLLM and proxies send them) queues nothing
+   * and starts nothing: it has no text to relay, and the next text's number covers its own.
+   */
   push(text: string, through?: number): void {
     if (this.failure) throw this.failure;
+    if (text === '') return;
     this.pending += text;
     if (through !== undefined) this.pendingThrough = through;
-    if (this.inFlight || this.timer) return;
-    const wait = this.lastPublishAt + this.windowMs - Date.now();
-    if (wait <= 0) this.inFlight = this.drain();
-    else this.timer = setTimeout(() => this.start(), wait);
+    this.schedule();
   }
 
   /** Publishes what is queued now, without waiting for the window; rejects with the relay's failure. */
@@ -41,46 +43,60 @@ export class DeltaBatcher {
     if (this.failure) throw this.failure;
   }
 
-  /** Resolves once everything queued is published (or the relay failed), without waiting for the window. */
+  /**
+   * Resolves once everything queued is published (or the relay failed), without waiting for the
+   * window. Each turn awaits a publish in flight, so it never spins: with nothing in flight and
+   * nothing queued it returns.
+   */
   async settled(): Promise<void> {
-    while (!this.failure && (this.timer || this.inFlight)) {
-      if (this.timer) this.start();
+    while (!this.failure) {
+      if (this.pending) this.start();
+      if (!this.inFlight) return;
       await this.inFlight;
     }
   }
 
-  private start(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (!this.inFlight) this.inFlight = this.drain();
+  /** After a push or a publish: what is queued goes out now, or when the window since the last publish ends. */
+  private schedule(): void {
+    if (!this.pending || this.inFlight || this.timer || this.failure) return;
+    const wait = this.lastPublishAt + this.windowMs - Date.now();
+    if (wait <= 0) this.start();
+    else this.timer = setTimeout(() => this.start(), wait);
   }
 
-  private async drain(): Promise<void> {
+  /** Publishes what is queued, unless a publish is in flight (its end schedules the rest). */
+  private start(): void {
+    if (this.inFlight || !this.pending || this.failure) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    // Set and cleared here, by whoever started it: the publish settles on a later tick at the
+    // earliest, so `inFlight` always names a publish still running.
+    const publishing = this.publishPending();
+    this.inFlight = publishing;
+    void publishing.then(() => {
+      this.inFlight = undefined;
+      this.schedule();
+    });
+  }
+
+  /** One relay event with everything queued; never rejects (the failure fails later pushes). */
+  private async publishPending(): Promise<void> {
+    const text = this.pending;
+    const through = this.pendingThrough;
+    this.pending = '';
+    this.pendingThrough = undefined;
+    this.lastPublishAt = Date.now();
     try {
-      while (this.pending) {
-        const text = this.pending;
-        const through = this.pendingThrough;
-        this.pending = '';
-        this.lastPublishAt = Date.now();
-        await this.publish({
-          type: 'delta',
-          attempt: this.attempt,
-          text,
-          n: ++this.deltas,
-          ...(through !== undefined ? { through } : {}),
-        });
-        if (through !== undefined) this.relayed(through);
-        const wait = this.lastPublishAt + this.windowMs - Date.now();
-        // What arrived meanwhile waits out the rest of the window, unless flushed.
-        if (this.pending && wait > 0) {
-          this.timer = setTimeout(() => this.start(), wait);
-          break;
-        }
-      }
+      await this.publish({
+        type: 'delta',
+        attempt: this.attempt,
+        text,
+        n: ++this.deltas,
+        ...(through !== undefined ? { through } : {}),
+      });
+      if (through !== undefined) this.relayed(through);
     } catch (err) {
       this.failure = err;
-    } finally {
-      this.inFlight = undefined;
     }
   }
 }

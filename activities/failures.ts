@@ -7,7 +7,11 @@ import { APIConnectionError, APIError } from 'openai';
 import { isRetryableStatus, retryAfterMs, upstreamMessage } from '../infra/upstream-errors';
 import { FailureType, type UpstreamFailureDetails } from '../workflows/contracts';
 
-export function classifyModelError(err: unknown): ApplicationFailure {
+/**
+ * `maxRetryDelayMs`: the retry policy's maximum interval. A server's hint beyond it is capped to
+ * it (Temporal takes `nextRetryDelay` as given), so an operator's bound holds whatever it asks.
+ */
+export function classifyModelError(err: unknown, maxRetryDelayMs?: number): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof APIConnectionError) {
     const details: UpstreamFailureDetails = { message: 'Model server unreachable or connection lost' };
@@ -19,6 +23,9 @@ export function classifyModelError(err: unknown): ApplicationFailure {
   }
   if (err instanceof APIError && typeof err.status === 'number') {
     const status = err.status;
+    const hinted = retryAfterMs(err.headers);
+    const nextRetryDelay =
+      hinted !== undefined && maxRetryDelayMs !== undefined ? Math.min(hinted, maxRetryDelayMs) : hinted;
     // The upstream's own message, trimmed; never contains our request or key.
     const details: UpstreamFailureDetails = {
       upstreamStatus: status,
@@ -30,7 +37,7 @@ export function classifyModelError(err: unknown): ApplicationFailure {
         type: FailureType.LlmRateLimited,
         message,
         details: [details],
-        nextRetryDelay: retryAfterMs(err.headers),
+        nextRetryDelay,
       });
     }
     if (isRetryableStatus(status)) {
@@ -38,7 +45,7 @@ export function classifyModelError(err: unknown): ApplicationFailure {
         type: FailureType.LlmServerError,
         message,
         details: [details],
-        nextRetryDelay: retryAfterMs(err.headers),
+        nextRetryDelay,
       });
     }
     return ApplicationFailure.create({

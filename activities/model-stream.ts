@@ -1,22 +1,32 @@
 // One streamed Responses API call (SPEC §7, §9.6): `start` to the relay once the model answered
 // 200, its deltas batched in time (activities/delta-batcher.ts), and the answer with its usage
-// once the model completed. A silent model fails as `Llm.Stalled` after the no-progress time;
-// waiting for our own relay (Redis restarting) is not the model being silent.
+// once the model completed. A silent model fails as `Llm.Stalled` after the no-progress time: the
+// timer runs from before the request (a server that never sends its headers is silent too), and
+// text and reasoning deltas re-arm it; waiting for our own relay (Redis restarting) is not the
+// model being silent.
 //
 // Resumable mode (issue 27, activities/model-resume.ts): the call is a background response. A
 // connection to the model that breaks mid-answer is resumed after the last event received,
 // within the attempt. An attempt that resumes an earlier one's response publishes `resume` (the
 // relayed text continues, no `reset`) with its first new event; when the response cannot be
 // resumed before that (forgotten, failed, cancelled), the attempt asks anew, as without the mode.
+// The provider numbers a response's events one by one: a repeated number is skipped, and one that
+// skips ahead (an event came out of order) resumes after the last in order, so the text relayed
+// is always the response's in its order.
+//
+// What each event means for the answer (issue 33: reasoning, refusals, several items, empty
+// deltas, `response.incomplete`) is activities/model-answer.ts's.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { toResponsesRequest, type ChatMessage } from '../domain/llm-request';
-import type { RelayEvent, Usage } from '../domain/stream-events';
+import type { RelayEvent } from '../domain/stream-events';
+import type { StoredAnswer } from '../services/answers';
 import { FailureType } from '../workflows/contracts';
 import { DeltaBatcher } from './delta-batcher';
 import { classifyModelError } from './failures';
+import { badStream, ModelAnswer } from './model-answer';
 import { cancelAtProvider, type ModelProgress, type ResumeOutcome, type Resumption } from './model-resume';
 
 interface ModelCall {
@@ -28,6 +38,8 @@ interface ModelCall {
   noProgressMs: number;
   /** Deltas arriving within this many ms of the last published one go out together. */
   batchMs: number;
+  /** The retry policy's longest wait between attempts: a server's retry hint is capped to it. */
+  maxRetryDelayMs?: number;
   /** Stops the call (cancellation, a lost claim): it then fails with a CancelledFailure. */
   stop: AbortSignal;
   publish(event: RelayEvent): Promise<void>;
@@ -50,9 +62,17 @@ const MAX_RECONNECTS = 3;
 const RECONNECT_PAUSE_MS = 250;
 
 /** The resumed response could not go on (before anything of this attempt was published). */
-class ResumeLost extends Error {}
+class ResumeLost extends Error {
+  override name = 'ResumeLost';
+}
 /** The model's stream ended before `response.completed`. */
-class StreamEnded extends Error {}
+class StreamEnded extends Error {
+  override name = 'StreamEnded';
+}
+/** Resumable mode: an event numbered past the next one (one came out of order): resume after the last in order. */
+class OutOfOrder extends Error {
+  override name = 'OutOfOrder';
+}
 
 /** A break that resuming again may get past (the connection, an early end, the provider's 5xx or 429). */
 const isPassing = (err: unknown): boolean => {
@@ -60,7 +80,7 @@ const isPassing = (err: unknown): boolean => {
   return !(err instanceof ResumeLost) && (typeof status !== 'number' || status === 429 || status >= 500);
 };
 
-export async function streamAnswer(call: ModelCall): Promise<{ text: string; usage: Usage }> {
+export async function streamAnswer(call: ModelCall): Promise<StoredAnswer> {
   const abort = new AbortController();
   const onStop = (): void => abort.abort();
   call.stop.addEventListener('abort', onStop);
@@ -80,7 +100,7 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
   let lastSeq = resume?.after;
   let announced = false;
   let text = resume?.text ?? '';
-  let usage: Usage | undefined;
+  let answer = new ModelAnswer();
   const deltas = new DeltaBatcher(call.attempt, call.publish, call.batchMs, (relayed) =>
     bg?.progress({ responseId: responseId!, relayed }),
   );
@@ -117,41 +137,31 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
           },
           { signal: abort.signal },
         );
+  /** Resumable mode: whether the event is the next one; a repeat is skipped, a gap resumes. */
+  const inOrder = (seq: number): boolean => {
+    if (lastSeq !== undefined && seq <= lastSeq) return false;
+    if (lastSeq !== undefined && seq > lastSeq + 1) throw new OutOfOrder();
+    lastSeq = seq;
+    return true;
+  };
   const handle = async (event: ResponseStreamEvent): Promise<void> => {
-    if (bg) lastSeq = event.sequence_number;
+    if (bg && !inOrder(event.sequence_number)) return;
     if (event.type === 'response.created' && bg && responseId === undefined) {
       responseId = event.response.id;
       await announce();
       bg.progress({ responseId });
-    } else if (event.type === 'response.output_text.delta') {
-      await announce();
-      text += event.delta;
-      armProgressTimer();
-      deltas.push(event.delta, bg ? event.sequence_number : undefined);
-    } else if (event.type === 'response.completed') {
-      await announce();
-      usage = {
-        input_tokens: event.response.usage?.input_tokens ?? 0,
-        output_tokens: event.response.usage?.output_tokens ?? 0,
-      };
-    } else if (event.type === 'response.incomplete') {
-      // The model stopped on purpose (its output limit, a content filter): asking again would
-      // pay for the same end, so it is not retried (docs/decisions.md).
-      const reason = event.response.incomplete_details?.reason;
-      throw ApplicationFailure.create({
-        type: FailureType.LlmRejected,
-        message: `Model stopped before completing: ${reason ?? 'unknown reason'}`,
-        details: [{ message: `incomplete: ${reason ?? 'unknown'}` }],
-        nonRetryable: true,
-      });
-    } else if (event.type === 'error' || event.type === 'response.failed') {
-      if (resume && !announced) throw new ResumeLost();
-      throw ApplicationFailure.create({
-        type: FailureType.LlmBadStream,
-        message: `Model stream reported ${event.type}`,
-        details: [{ message: `stream event ${event.type}` }],
-      });
+      return;
     }
+    if ((event.type === 'error' || event.type === 'response.failed') && resume && !announced)
+      throw new ResumeLost();
+    const reading = answer.read(event);
+    if (reading.progress) armProgressTimer();
+    if (reading.text !== undefined) {
+      await announce();
+      text += reading.text;
+      deltas.push(reading.text, bg ? event.sequence_number : undefined);
+    }
+    if (answer.end) await announce();
   };
   /** Resumable mode: the earlier response cannot go on; this attempt asks anew. */
   const restart = (err: unknown): void => {
@@ -159,6 +169,7 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
     resume = undefined;
     responseId = lastSeq = undefined;
     text = '';
+    answer = new ModelAnswer();
     bg!.outcome('restarted');
   };
 
@@ -175,11 +186,11 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
           await handle(event);
           progressed = true;
         }
-        if (usage) break;
+        if (answer.end) break;
         throw resume && !announced ? new ResumeLost() : new StreamEnded();
       } catch (err) {
         if (!bg || call.stop.aborted || stalled || err instanceof ApplicationFailure) throw err;
-        if (usage) break; // cut after `response.completed`: the answer is whole
+        if (answer.end) break; // cut after the answer's end: it is whole
         if (progressed) breaks = 0;
         if (resume && !announced && !isPassing(err)) restart(err);
         else if (responseId !== undefined && isPassing(err) && breaks++ < MAX_RECONNECTS) {
@@ -187,18 +198,15 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
           await sleep(RECONNECT_PAUSE_MS * breaks, undefined, { signal: abort.signal });
         } else if (responseId !== undefined && !(err instanceof StreamEnded)) {
           // The response is gone mid-answer (forgotten, refused): the retry asks anew.
-          throw ApplicationFailure.create({
-            type: FailureType.LlmBadStream,
-            message: 'Model response could not be resumed',
-            details: [{ message: 'background response could not be resumed' }],
-          });
+          throw badStream('could not be resumed');
         } else throw err;
       }
     }
     // The rest of the answer reaches the relay; that wait is not the model's silence.
     clearTimeout(progressTimer);
     await deltas.flush();
-    return { text, usage: usage! };
+    const { usage, incomplete } = answer.end!;
+    return { text, usage, ...(incomplete ? { incomplete_details: incomplete } : {}) };
   } catch (err) {
     if (call.stop.aborted) throw new CancelledFailure('Model call cancelled');
     if (stalled) {
@@ -210,14 +218,9 @@ export async function streamAnswer(call: ModelCall): Promise<{ text: string; usa
         details: [{ message: `no progress for ${call.noProgressMs} ms` }],
       });
     }
-    if (err instanceof StreamEnded || err instanceof ResumeLost) {
-      throw ApplicationFailure.create({
-        type: FailureType.LlmBadStream,
-        message: 'Model stream ended before response.completed',
-        details: [{ message: 'stream ended before response.completed' }],
-      });
-    }
-    throw classifyModelError(err);
+    if (err instanceof StreamEnded || err instanceof ResumeLost || err instanceof OutOfOrder)
+      throw badStream('ended before response.completed');
+    throw classifyModelError(err, call.maxRetryDelayMs);
   } finally {
     // Deltas received before a failure are out before the attempt reports it.
     await deltas.settled();

@@ -7,6 +7,7 @@ import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from 
 import type { ExecutionStore } from '../db/execution-store';
 import { EventSequencer, type ClientEvent } from '../domain/stream-events';
 import { compareEntryIds, entryTimeMs, RELAY_START, type Relay, type RelayFeed } from '../infra/relay';
+import type { StoredAnswer } from '../services/answers';
 import type { ExecutionResult } from '../workflows/contracts';
 import { describeFailure } from '../workflows/describe-failure';
 
@@ -103,12 +104,12 @@ export class ExecutionReader {
       );
       return [this.sequencer.synthesize({ type: 'error', status: failure.status, detail: failure.detail })];
     }
-    const answer = await this.executions.getPayload<{ text: string }>(outcome.result.answerPayloadId);
+    const answer = await this.executions.getPayload<StoredAnswer>(outcome.result.answerPayloadId);
     if (!answer) {
       return [
         this.sequencer.synthesize({ type: 'error', status: 410, detail: 'The answer is no longer retained' }),
       ];
     }
-    return this.sequencer.recover(answer.text, outcome.result.usage);
+    return this.sequencer.recover(answer.text, outcome.result.usage, answer.incomplete_details);
   }
 }

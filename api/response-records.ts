@@ -11,8 +11,7 @@ import { principalOf } from './auth';
 import { isResponse, type StoredRequest, type StoredResponse } from './responses-conversation';
 import {
   echoOf,
-  itemIdOf,
-  messageItem,
+  answeredState,
   responseObject,
   viewOf,
   type ResponseStatus,
@@ -75,9 +74,7 @@ export async function present(
       : { input_tokens: r.input_tokens, output_tokens: r.output_tokens };
   return responseObject(view, {
     status: STATUS[r.status],
-    ...(r.status === 'succeeded' && answer
-      ? { message: messageItem(itemIdOf(view, 1), answer.text, 'completed') }
-      : {}),
+    ...(r.status === 'succeeded' && answer ? answeredState(view, answer) : {}),
     usage,
     error: r.status === 'failed' ? { status: r.error_status ?? 503, message: errorDetail(r) } : null,
     // An answer stored before the record says finished (the outcome is written just after):

@@ -1,9 +1,10 @@
 // An execution's client events (SPEC §9.5) as the Responses API streams them (issue 28):
 // `response.created`, `response.in_progress`, one message item (`response.output_item.added`,
 // `response.content_part.added`, `response.output_text.delta`..., `.done`s) and
-// `response.completed`; or `error` then `response.failed`. A pure function of the events, which
-// are a pure function of the relay's log: a resumed stream numbers its events exactly as the live
-// one did (`sequence_number` from 0), whatever connection or API replica reads it.
+// `response.completed` (`response.incomplete` when the model stopped short, with its reason); or
+// `error` then `response.failed`. A pure function of the events, which are a pure function of the
+// relay's log: a resumed stream numbers its events exactly as the live one did (`sequence_number`
+// from 0), whatever connection or API replica reads it.
 //
 // A retried model attempt (a `reset`): nothing is shown while the new attempt repeats the text the
 // client already has, and the stream goes on from there; where it says something else, the
@@ -11,7 +12,7 @@
 // replace their snapshot with it), then a new message item (a new `item_id`) with the new text.
 // A client never holds text of two attempts (docs/decisions.md, "OpenAI-compatible routes").
 import type { Response as OpenAiResponse, ResponseStreamEvent } from 'openai/resources/responses/responses';
-import type { ClientEvent, Usage } from '../domain/stream-events';
+import type { ClientEvent, IncompleteDetails, Usage } from '../domain/stream-events';
 import {
   itemIdOf,
   messageItem,
@@ -71,7 +72,7 @@ export class ResponsesEventStream {
         if (this.item && this.item.text !== '') this.repeating = '';
         return [];
       case 'done':
-        return this.done(event.usage);
+        return this.done(event.usage, event.incomplete_details);
       case 'error':
         return this.failed(event.status, event.detail);
     }
@@ -90,7 +91,8 @@ export class ResponsesEventStream {
     return [...this.restart(), this.text(repeated)];
   }
 
-  private done(usage: Usage): ResponsesEvent[] {
+  /** The answer's end: `response.completed`, or `response.incomplete` with the model's reason. */
+  private done(usage: Usage, incomplete?: IncompleteDetails): ResponsesEvent[] {
     const out: ResponsesEvent[] = [];
     // The retried attempt ended with less than the client holds: start over with what it said.
     if (this.repeating !== undefined && this.repeating !== this.item!.text) {
@@ -101,16 +103,22 @@ export class ResponsesEventStream {
     out.push(...this.open());
     const { id, text } = this.item!;
     const position = { item_id: id, output_index: 0, content_index: 0 };
-    const item = messageItem(id, text, 'completed');
+    const status = incomplete ? 'incomplete' : 'completed';
+    const item = messageItem(id, text, status);
     this.ended = true;
     out.push(
       this.next({ type: 'response.output_text.done', ...position, text, logprobs: [] }),
       this.next({ type: 'response.content_part.done', ...position, part: item.content[0]! }),
       this.next({ type: 'response.output_item.done', output_index: 0, item }),
       this.next({
-        type: 'response.completed',
+        type: incomplete ? 'response.incomplete' : 'response.completed',
         // completed_at stays null here: a replay must carry the same object (GET has the time).
-        response: this.response({ status: 'completed', message: item, usage }),
+        response: this.response({
+          status,
+          message: item,
+          usage,
+          ...(incomplete ? { incompleteDetails: incomplete } : {}),
+        }),
       }),
     );
     return out;

@@ -6,7 +6,7 @@
 import type { Response as OpenAiResponse, ResponseOutputMessage } from 'openai/resources/responses/responses';
 import type { ExecutionRecord } from '../db/execution-store';
 import type { ResponsesModelRequest } from '../domain/llm-request';
-import type { Usage } from '../domain/stream-events';
+import type { IncompleteDetails, Usage } from '../domain/stream-events';
 
 /** The create's parameters a response object repeats (from the stored request on a GET). */
 export type ResponseEcho = Partial<Omit<ResponsesModelRequest, 'context' | 'input'>>;
@@ -50,12 +50,14 @@ export const viewOf = (r: ExecutionRecord, echo: ResponseEcho = {}): ResponseVie
   echo,
 });
 
-export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
 export interface ResponseState {
   status: ResponseStatus;
   /** The answer's message, when there is one to show. */
   message?: ResponseOutputMessage;
+  /** Why the model stopped short, for an incomplete response. */
+  incompleteDetails?: IncompleteDetails;
   usage?: Usage | null;
   error?: { status: number; message: string } | null;
   /** Unix seconds, for a completed response. */
@@ -76,6 +78,23 @@ export function messageItem(
     status,
     role: 'assistant',
     content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  };
+}
+
+/**
+ * The status and message of a response whose answer is stored: completed, or incomplete (issue 33:
+ * the model stopped at its output limit or a filter) with the text it gave and its reason.
+ */
+export function answeredState(
+  view: ResponseView,
+  answer: { text: string; incomplete_details?: IncompleteDetails },
+): Pick<ResponseState, 'status' | 'message' | 'incompleteDetails'> {
+  const incomplete = answer.incomplete_details;
+  const status = incomplete ? 'incomplete' : 'completed';
+  return {
+    status,
+    message: messageItem(itemIdOf(view, 1), answer.text, status),
+    ...(incomplete ? { incompleteDetails: incomplete } : {}),
   };
 }
 
@@ -158,7 +177,7 @@ export function responseObject(view: ResponseView, state: ResponseState): OpenAi
     status: state.status,
     completed_at: state.completedAt ?? null,
     error: state.error ? { code: errorCodeOf(state.error.status), message: state.error.message } : null,
-    incomplete_details: null,
+    incomplete_details: state.incompleteDetails ?? null,
     model: view.model,
     output,
     output_text: text,

@@ -5,6 +5,7 @@ if (require.main === module) startTelemetry('agentry-api');
 import type { Client } from '@temporalio/client';
 import { createServer, type Server } from 'node:http';
 import { loadConfig, requireProductionSettings } from '../infra/config';
+import { watchEventLoop } from '../infra/event-loop-watchdog';
 import { createLogger } from '../infra/logger';
 import { checkNamespace, connectTemporal } from '../infra/temporal-connection';
 import { VERSION } from '../infra/version';
@@ -33,11 +34,14 @@ interface ApiOptions {
 
 export async function startApi(rt: Runtime, temporal: Client, options: ApiOptions = {}): Promise<Server> {
   const { config } = rt;
+  const metrics = createApiMetrics();
+  // The same event-loop watchdog as the worker's (issue 33 item 3): a metric and a warn line.
+  const watchdog = watchEventLoop({ registry: metrics.registry, logger: rt.logger });
   const { app } = createApp({
     ...rt,
     version: VERSION,
     temporal,
-    metrics: createApiMetrics(),
+    metrics,
     failureLimit: config.authFailureLimit,
     bodyLimitBytes: config.bodyLimitBytes,
     documentBodyLimitBytes: config.documentBodyLimitBytes,
@@ -57,6 +61,7 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
     if (res.shouldKeepAlive) res.setHeader('Keep-Alive', `timeout=${KEEP_ALIVE_HINT_S}`);
     app(req, res);
   });
+  server.once('close', () => watchdog.stop());
   return new Promise((resolve, reject) => {
     server.listen(config.port, config.host, () => resolve(server));
     server.once('error', reject);

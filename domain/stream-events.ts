@@ -8,6 +8,14 @@ export interface Usage {
 }
 
 /**
+ * Why the model stopped before finishing its answer (OpenAI's `incomplete_details`, e.g.
+ * `max_output_tokens`, `content_filter`): `done` carries it with the text the model gave.
+ */
+export interface IncompleteDetails {
+  reason: string;
+}
+
+/**
  * What producers publish to the relay. `start` is internal: the model answered 200 (`response`:
  * the provider's background response, resumable mode). `resume` (resumable mode, issue 27) starts
  * an attempt that continues a background response whose text so far is `text`: readers whose text
@@ -22,7 +30,13 @@ export type RelayEvent =
    * sequence number of the last model event in it (resumable mode).
    */
   | { type: 'delta'; attempt: number; text: string; n?: number; through?: number }
-  | { type: 'done'; attempt: number; usage: Usage; extra?: Record<string, unknown> }
+  | {
+      type: 'done';
+      attempt: number;
+      usage: Usage;
+      incomplete_details?: IncompleteDetails;
+      extra?: Record<string, unknown>;
+    }
   | { type: 'error'; status: number; detail: string };
 
 /** `done` and `error` end a stream (SPEC §9.5): nothing a client sees follows them. */
@@ -32,7 +46,14 @@ export const isTerminal = (event: RelayEvent): boolean => event.type === 'done' 
 export type ClientEvent =
   | { type: 'delta'; seq: number; attempt: number; text: string }
   | { type: 'reset'; seq: number; attempt: number }
-  | { type: 'done'; seq: number; attempt: number; usage: Usage; [extra: string]: unknown }
+  | {
+      type: 'done';
+      seq: number;
+      attempt: number;
+      usage: Usage;
+      incomplete_details?: IncompleteDetails;
+      [extra: string]: unknown;
+    }
   | { type: 'error'; seq: number; status: number; detail: string };
 
 export class EventSequencer {
@@ -111,6 +132,7 @@ export class EventSequencer {
             seq: ++this.seq,
             attempt: event.attempt,
             usage: event.usage,
+            ...(event.incomplete_details ? { incomplete_details: event.incomplete_details } : {}),
           }),
         );
         break;
@@ -120,16 +142,17 @@ export class EventSequencer {
 
   /** A terminal event made up by a reader when the workflow closed without publishing one. */
   synthesize(
-    terminal: { type: 'error'; status: number; detail: string } | { type: 'done'; usage: Usage },
+    terminal:
+      | { type: 'error'; status: number; detail: string }
+      | { type: 'done'; usage: Usage; incomplete_details?: IncompleteDetails },
   ): ClientEvent {
     return terminal.type === 'error'
       ? this.terminal({ type: 'error', seq: ++this.seq, status: terminal.status, detail: terminal.detail })
       : this.terminal({
-          type: 'done',
+          ...terminal,
           seq: ++this.seq,
           // Attempts count from 1, also when no event of any attempt reached the relay.
           attempt: Math.max(this.highestAttempt, 1),
-          usage: terminal.usage,
         });
   }
 
@@ -137,7 +160,7 @@ export class EventSequencer {
    * The workflow succeeded but its `done` never reached the relay (e.g. Redis lost the stream):
    * bring the client to the stored answer, then end.
    */
-  recover(answer: string, usage: Usage): ClientEvent[] {
+  recover(answer: string, usage: Usage, incomplete?: IncompleteDetails): ClientEvent[] {
     if (this.terminated) return [];
     const out: ClientEvent[] = [];
     if (this.text !== answer) {
@@ -147,7 +170,9 @@ export class EventSequencer {
       this.textSentThisAttempt = answer !== '';
       if (answer !== '') out.push({ type: 'delta', seq: ++this.seq, attempt, text: answer });
     }
-    out.push(this.synthesize({ type: 'done', usage }));
+    out.push(
+      this.synthesize({ type: 'done', usage, ...(incomplete ? { incomplete_details: incomplete } : {}) }),
+    );
     return out;
   }
 
@@ -168,7 +193,7 @@ export class EventSequencer {
  */
 export function closingEvents(
   log: RelayEvent[],
-  answer: { text: string; usage: Usage },
+  answer: { text: string; usage: Usage; incomplete_details?: IncompleteDetails },
   attempt: number,
   extra?: Record<string, unknown>,
 ): RelayEvent[] {
@@ -179,6 +204,7 @@ export function closingEvents(
     type: 'done',
     attempt: at,
     usage: answer.usage,
+    ...(answer.incomplete_details ? { incomplete_details: answer.incomplete_details } : {}),
     ...(extra ? { extra } : {}),
   });
   if (sequencer.text === answer.text) return [done(Math.max(sequencer.attempt, 1))];

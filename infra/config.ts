@@ -8,6 +8,7 @@ import { ConfigError, Reader, type Env, type SettingRead } from './config-reader
 import { isUuid } from './ids';
 import { checkCertificates, checkKeyPair, readPem, type Pem } from './pem-files';
 import { readTemporalSettings, type TemporalSettings } from './temporal-settings';
+import { readWorkerSettings, type WorkerSettings } from './worker-settings';
 
 export type { IngestionProfile, LlmProfile, RetryProfile };
 export { ConfigError };
@@ -81,6 +82,13 @@ export interface Config {
    * model stream and a margin: a workflow waits in the cache while its model streams).
    */
   workerSlots: { modelStreams: number; tasks: number; cachedWorkflows: number };
+  /** The queues a worker process serves, its shutdown grace, probes and versioning. */
+  worker: WorkerSettings;
+  /**
+   * Each process migrates the database at start (else it only checks that the schema is current:
+   * the migrations run as their own command, `node dist/migrate.js`, e.g. a Kubernetes Job).
+   */
+  migrateOnStart: boolean;
   /** Deltas arriving within this many ms of the last relayed one go out as one relay event. */
   relayBatchMs: number;
   /** SPEC §18 request limits (AGENTRY_LIMIT_*). */
@@ -156,6 +164,8 @@ function read(r: Reader): Config {
     apiRunsWorker: r.bool('AGENTRY_API_RUNS_WORKER', false),
     workflowTaskPolls: r.int('AGENTRY_WORKFLOW_TASK_POLLS', 1, 1, 100),
     workerSlots: workerSlots(r),
+    worker: readWorkerSettings(r),
+    migrateOnStart: r.bool('AGENTRY_MIGRATE_ON_START', true),
     relayBatchMs: r.int('AGENTRY_RELAY_BATCH_MS', 30, 0, 1000),
     workflowBundlePath: r.str('AGENTRY_WORKFLOW_BUNDLE'),
     llm: {

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import OpenAI from 'openai';
+import { fetchWholeEvents } from './sse-event-chunks';
 
 /** Clients kept; the least recently used is dropped past this (LLMs are few). */
 const MAX_CLIENTS = 256;
@@ -28,7 +29,13 @@ export class ModelClients {
     let client = this.clients.get(id);
     if (!client) {
       // Retries are Temporal's (LLM-3); the no-progress timer and cancellation end a call.
-      client = new OpenAI({ apiKey, baseURL: endpoint, maxRetries: 0, timeout: 24 * 3600_000 });
+      client = new OpenAI({
+        apiKey,
+        baseURL: endpoint,
+        maxRetries: 0,
+        timeout: 24 * 3600_000,
+        fetch: fetchWholeEvents,
+      });
       this.clients.set(id, client);
     }
     return client;

@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/ensure-deps.sh
 
 OUT=dist/scripts/fake-llm.js
-SOURCES=(scripts/fake-llm.ts test/fakes/fake-model-server.ts)
+SOURCES=(scripts/fake-llm.ts test/fakes/*.ts)
 
 stale() {
   [[ -f "$OUT" ]] || return 0

@@ -4,6 +4,7 @@
 import { v5 as uuidv5 } from 'uuid';
 import type { ChatMessage, ResponsesModelRequest } from '../domain/llm-request';
 import type { ResponseItem } from '../domain/response-items';
+import type { IncompleteDetails } from '../domain/stream-events';
 import type { Usage } from '../workflows/contracts';
 
 export type { ResponsesModelRequest };
@@ -17,6 +18,8 @@ export interface StoredAnswer {
    * 34); absent, the answer is one assistant message of `text`.
    */
   output?: ResponseItem[];
+  /** The model stopped short (its output limit, a content filter): the text is what it gave. */
+  incomplete_details?: IncompleteDetails;
 }
 
 /**

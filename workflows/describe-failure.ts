@@ -1,7 +1,7 @@
 // One reading of a failed execution for everyone: the workflow (to publish the in-band `error`
 // event and the record) and the API (for the status of a response not yet started).
 import { ApplicationFailure, CancelledFailure, TemporalFailure } from '@temporalio/common';
-import { statusForFailure, type UpstreamFailureDetails } from './contracts';
+import { FailureType, statusForFailure, type UpstreamFailureDetails } from './contracts';
 
 interface FailureDescription {
   status: number;
@@ -26,7 +26,10 @@ export function describeFailure(err: unknown): FailureDescription {
   const status = statusForFailure(type, false);
   const upstream = app?.details?.[0] as UpstreamFailureDetails | undefined;
   let detail: string;
-  if (type.startsWith('Llm.')) {
+  if (type === FailureType.LlmRefused) {
+    // The server did not fail: the model declined (its words are content, never in the detail).
+    detail = 'Model refused to answer';
+  } else if (type.startsWith('Llm.')) {
     const what = upstream?.upstreamStatus
       ? `${upstream.upstreamStatus} ${upstream.message}`
       : (upstream?.message ?? app?.message);

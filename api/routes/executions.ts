@@ -71,6 +71,7 @@ function presentExecution(r: ExecutionRecord, answer: StoredAnswer | null) {
         }
       : {}),
     ...(answer ? { answer: answer.text } : {}),
+    ...(answer?.incomplete_details ? { incomplete_details: answer.incomplete_details } : {}),
   };
 }
 
@@ -121,7 +122,14 @@ export function archivedEvents(
   const events: ClientEvent[] = [];
   if (after > 0) events.push({ type: 'reset', seq: ++seq, attempt });
   if (answer.text !== '') events.push({ type: 'delta', seq: ++seq, attempt, text: answer.text });
-  events.push({ type: 'done', seq: ++seq, attempt, usage: answer.usage });
+  const incomplete = answer.incomplete_details;
+  events.push({
+    type: 'done',
+    seq: ++seq,
+    attempt,
+    usage: answer.usage,
+    ...(incomplete ? { incomplete_details: incomplete } : {}),
+  });
   return events;
 }
 

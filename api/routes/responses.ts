@@ -24,7 +24,7 @@ import {
 } from '../response-records';
 import type { StoredRequest } from '../responses-conversation';
 import { checkCreate, startAgentResponse, startPlainResponse } from '../responses-create';
-import { itemIdOf, messageItem, responseObject, type ResponseView } from '../responses-objects';
+import { answeredState, responseObject, type ResponseView } from '../responses-objects';
 import { streamQuery } from '../responses-request';
 import { sendArchivedResponse, streamResponse } from '../responses-stream';
 import type { RouteRegistry } from '../route-registry';
@@ -106,8 +106,7 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
     if (trace) res.set(TRACE_HEADER, trace.traceId);
     res.json(
       responseObject(view, {
-        status: 'completed',
-        message: messageItem(itemIdOf(view, 1), answer.text, 'completed'),
+        ...answeredState(view, answer),
         usage: result.usage,
         completedAt: Math.floor(Date.now() / 1000),
       }),

@@ -46,6 +46,14 @@ export const executionSchema = {
       type: 'string',
       description: 'The answer, while the content is retained (AGENTRY_CONTENT_RETENTION after the end)',
     },
+    incomplete_details: {
+      type: 'object',
+      description:
+        'Present with the answer when the model stopped before finishing it (its output limit, a content filter): the answer is the text it gave',
+      properties: {
+        reason: { type: 'string', description: "The provider's reason, e.g. max_output_tokens" },
+      },
+    },
   },
 } as const;
 

@@ -15,6 +15,12 @@ export interface FakeBackgroundBehaviour {
   dropConnection?: { afterEvents: number; times?: number };
   /** The server forgets the response this many ms after its creation (it stops generating). */
   expireAfterMs?: number;
+  /**
+   * The create's connection writes the events out of order once (a provider or proxy replaying on
+   * its own): `repeat` writes events `at - 2`..`at` again right after event `at`; `swap` writes
+   * event `at + 1` before event `at`. Resumes stream in order.
+   */
+  disorder?: { kind: 'repeat' | 'swap'; at: number };
 }
 
 export interface BackgroundCounts {
@@ -111,7 +117,7 @@ export class BackgroundResponses {
     };
     this.entries.set(entry.id, entry);
     this.countsFor(answer.model).creates += 1;
-    this.attach(res, entry, -1, answer.markDropped);
+    this.attach(res, entry, -1, answer.markDropped, answer.behaviour.disorder);
     void this.generate(entry, answer);
     if (answer.behaviour.expireAfterMs !== undefined) {
       entry.timers.push(setTimeout(() => this.forget(entry), answer.behaviour.expireAfterMs));
@@ -228,7 +234,13 @@ export class BackgroundResponses {
   }
 
   /** Streams the response's events after `after` on `res`, then each new one until it ends. */
-  private attach(res: ServerResponse, entry: Entry, after: number, markDropped: () => void): void {
+  private attach(
+    res: ServerResponse,
+    entry: Entry,
+    after: number,
+    markDropped: () => void,
+    disorder?: FakeBackgroundBehaviour['disorder'],
+  ): void {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -237,21 +249,32 @@ export class BackgroundResponses {
     });
     const dropAfter = entry.dropsLeft > 0 ? (entry.dropsLeft--, entry.dropAfter) : undefined;
     let written = 0;
+    let held: Record<string, unknown> | undefined;
+    const write = (event: Record<string, unknown>): void => {
+      if (res.destroyed || !entry.listeners.has(listener)) return;
+      res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+      written += 1;
+      if (dropAfter !== undefined && written >= dropAfter) {
+        entry.listeners.delete(listener);
+        markDropped();
+        // Let the client read what was written, then close mid-body (a network drop).
+        setTimeout(() => {
+          const socket = res.socket;
+          if (!socket) return void res.destroy();
+          socket.end();
+          socket.once('finish', () => socket.destroy());
+        }, 50);
+      }
+    };
     const listener: Listener = {
       write: (event) => {
-        if (res.destroyed || (event.sequence_number as number) <= after) return;
-        res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
-        written += 1;
-        if (dropAfter !== undefined && written >= dropAfter) {
-          entry.listeners.delete(listener);
-          markDropped();
-          // Let the client read what was written, then close mid-body (a network drop).
-          setTimeout(() => {
-            const socket = res.socket;
-            if (!socket) return void res.destroy();
-            socket.end();
-            socket.once('finish', () => socket.destroy());
-          }, 50);
+        const seq = event.sequence_number as number;
+        if (seq <= after) return;
+        if (disorder?.kind === 'swap' && seq === disorder.at) return void (held = event);
+        write(event);
+        if (held && seq === disorder!.at + 1) write(held);
+        if (disorder?.kind === 'repeat' && seq === disorder.at) {
+          for (const again of entry.events.slice(Math.max(0, seq - 2), seq + 1)) write(again);
         }
       },
       end: () => {

@@ -19,9 +19,11 @@ async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
   }
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** A database cloned from the migrated template, or (`empty`) one that was never migrated. */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const name = `agentry_t_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`));
+  const template = options.empty ? '' : ` TEMPLATE ${TEMPLATE_DATABASE}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}${template}`));
   return {
     name,
     url: databaseUrl(name),

@@ -21,15 +21,24 @@ export interface Child {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** How to run a child: under a wrapper command (e.g. strace), in another working directory. */
+export interface SpawnOptions {
+  wrapper?: string[];
+  cwd?: string;
+}
+
 function start(
   script: string,
   env: Record<string, string>,
   ready: RegExp,
   timeoutMs = 30_000,
+  { wrapper = [], cwd }: SpawnOptions = {},
 ): Promise<Child> {
-  const child = spawn(process.execPath, [path.join(DIST, script)], {
+  const argv = [...wrapper, process.execPath, path.join(DIST, script)];
+  const child = spawn(argv[0]!, argv.slice(1), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd ? { cwd } : {}),
   });
   const output: string[] = [];
   const handle: Child = {
@@ -69,14 +78,16 @@ function start(
   });
 }
 
-export const startApiProcess = (env: Record<string, string>): Promise<Child> =>
-  start('api/server.js', { ...env, AGENTRY_LOG_LEVEL: 'info' }, /API listening/);
+export const startApiProcess = (env: Record<string, string>, options?: SpawnOptions): Promise<Child> =>
+  start('api/server.js', { ...env, AGENTRY_LOG_LEVEL: 'info' }, /API listening/, 30_000, options);
 
-export const startWorkerProcess = (env: Record<string, string>): Promise<Child> =>
+export const startWorkerProcess = (env: Record<string, string>, options?: SpawnOptions): Promise<Child> =>
   start(
     'worker.js',
     { ...env, AGENTRY_LOG_LEVEL: 'info', AGENTRY_WORKER_METRICS_PORT: '0' },
     /worker running/,
+    30_000,
+    options,
   );
 
 export interface ProcessStack {

@@ -101,3 +101,81 @@ describe('DeltaBatcher in time', () => {
     await expect(failing.flush()).rejects.toBe(down);
   });
 });
+
+// Issue 33: OpenAI-compatible servers (vLLM, Ollama, LiteLLM, proxies) send empty deltas. An empty
+// push once started a drain that finished synchronously, before `inFlight` stored it: nothing was
+// published again and `settled()` spun in microtasks forever (the process hung). A spin starves
+// every timer, jest's timeout included, so each case first checks that a later delta still goes
+// out at once (which fails, not hangs, on a stuck batcher), and only then settles.
+describe('DeltaBatcher with empty deltas', () => {
+  const WINDOW_MS = 30;
+  const texts = (events: RelayEvent[]) => events.map((e) => (e.type === 'delta' ? e.text : e.type));
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const QUIET = WINDOW_MS * 3;
+
+  /** Pushes each string, pausing `QUIET` ms at each `null`; then a sentinel after a quiet window. */
+  async function run(steps: (string | null)[]) {
+    const events: RelayEvent[] = [];
+    const batcher = new DeltaBatcher(1, async (e) => void events.push(e), WINDOW_MS);
+    for (const step of steps) {
+      if (step === null) await pause(QUIET);
+      else batcher.push(step);
+    }
+    await pause(QUIET);
+    batcher.push('.');
+    await pause(5);
+    const text = steps.filter((s) => s !== null).join('');
+    // Out at once after a quiet window, whatever empty deltas came before.
+    expect(texts(events).join('')).toBe(`${text}.`);
+    await batcher.settled();
+    expect(events.every((e) => e.type === 'delta' && e.text !== '')).toBe(true);
+    expect(events.map((e) => (e.type === 'delta' ? e.n : 0))).toEqual(events.map((_, i) => i + 1));
+    return { batcher, events };
+  }
+
+  it.each<[string, (string | null)[]]>([
+    ['first, before any text', ['', 'a', 'b']],
+    ['first, alone, after a quiet start', ['', null, 'a']],
+    ['right after a delta', ['a', '', 'b']],
+    ['after a pause longer than the window', ['a', null, '', 'b']],
+    ['after a pause, then another pause', ['a', null, '', null, 'b']],
+    ['last', ['a', 'b', '']],
+    ['last, after a pause', ['a', 'b', null, '']],
+    ['several in a row', ['', '', 'a', '', '', 'b', '', '']],
+  ])('an empty delta %s publishes nothing of its own; text and numbering stay exact', async (_, steps) => {
+    await run(steps);
+  });
+
+  it('an empty delta while a delta waits for its window keeps that delta waiting, then sends it', async () => {
+    const events: RelayEvent[] = [];
+    const batcher = new DeltaBatcher(1, async (e) => void events.push(e), 60_000);
+    batcher.push('a');
+    await pause(5);
+    batcher.push('b');
+    batcher.push('');
+    await pause(5);
+    expect(texts(events)).toEqual(['a']);
+    await batcher.flush();
+    expect(texts(events)).toEqual(['a', 'b']);
+  });
+
+  it("an empty delta's sequence number is not relayed as an event; the next text's is", async () => {
+    const events: RelayEvent[] = [];
+    const through: number[] = [];
+    const batcher = new DeltaBatcher(
+      1,
+      async (e) => void events.push(e),
+      0,
+      (n) => through.push(n),
+    );
+    batcher.push('', 4);
+    await pause(5);
+    batcher.push('a', 5);
+    await pause(5);
+    expect(events).toEqual([{ type: 'delta', attempt: 1, text: 'a', n: 1, through: 5 }]);
+    batcher.push('', 6);
+    await batcher.settled();
+    expect(events).toHaveLength(1);
+    expect(through).toEqual([5]);
+  });
+});

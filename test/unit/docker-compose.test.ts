@@ -97,7 +97,7 @@ describe('docker-compose.yml (DESIGN §8 scale-out stack)', () => {
       'http://127.0.0.1:8080/readyz',
     );
     expect(commandText({ command: service('worker').healthcheck?.test })).toContain(
-      'http://127.0.0.1:9464/metrics',
+      'http://127.0.0.1:9464/readyz',
     );
   });
 
@@ -287,18 +287,38 @@ describe('Dockerfile (DESIGN §8 image)', () => {
   const stages = dockerfile.split(/^FROM /m).slice(1);
   const runtime = stages[stages.length - 1] ?? '';
 
-  it('DESIGN-8: builds on node:20-bookworm-slim in a build stage and a runtime stage', () => {
+  it('issue 36: builds on a supported Node LTS (24) in a build stage and a runtime stage', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage).toMatch(/^node:20-bookworm-slim\b/);
+    for (const stage of stages) expect(stage).toMatch(/^node:24-bookworm-slim\b/);
     expect(dockerfile).toMatch(/RUN .*npm ci\b/);
     expect(dockerfile).toContain('npm run build');
   });
 
-  it('DESIGN-8: the runtime stage holds production dependencies and dist/, as the node user', () => {
+  it('DESIGN-8: the runtime stage holds production dependencies and dist/, owned by root', () => {
     expect(runtime).toMatch(/npm ci --omit=dev/);
     expect(runtime).toMatch(/COPY --from=build \S*\/dist \.\/dist/);
-    expect(runtime).toMatch(/^USER node$/m);
+    // No --chown: the app user cannot write its own code.
+    expect(runtime).not.toMatch(/COPY --chown/);
     expect(runtime).toMatch(/NODE_ENV=production/);
+  });
+
+  it('issue 36: the last USER is a numeric non-root uid and gid (runAsNonRoot checks a number)', () => {
+    const users = [...runtime.matchAll(/^USER (.+)$/gm)].map((m) => m[1]!.trim());
+    const last = users[users.length - 1] ?? '';
+    expect(last).toMatch(/^\d+:\d+$/);
+    const [uid, gid] = last.split(':').map(Number);
+    expect(uid).toBeGreaterThan(0);
+    expect(gid).toBeGreaterThan(0);
+    // The chart runs the pods as the same uid (values.yaml podSecurityContext).
+    const values = parse(read('deploy/helm/agentry/values.yaml')) as {
+      podSecurityContext: { runAsUser: number; runAsGroup: number; runAsNonRoot: boolean };
+    };
+    expect(values.podSecurityContext).toMatchObject({ runAsUser: uid, runAsGroup: gid, runAsNonRoot: true });
+  });
+
+  it('issue 36: nothing in the image is declared writable (a read-only root file system suits it)', () => {
+    expect(dockerfile).not.toMatch(/^VOLUME /m);
+    expect(runtime).toMatch(/AGENTRY_WORKFLOW_BUNDLE=\/app\/dist\/workflow-bundle\.js/);
   });
 
   it('DESIGN-8: the runtime CMD starts the api', () => {

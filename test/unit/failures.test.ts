@@ -72,6 +72,13 @@ describe('classifyModelError (LLM-3)', () => {
     ).toBe(60_000);
   });
 
+  it("issue 33: a retry hint beyond the retry policy's maximum interval is capped to it (Temporal takes it as given)", () => {
+    const hinted = upstream(429, 'x', { 'retry-after': '30' });
+    expect(classifyModelError(hinted, 4000).nextRetryDelay).toBe(4000);
+    expect(classifyModelError(upstream(503, 'x', { 'retry-after': '2' }), 4000).nextRetryDelay).toBe(2000);
+    expect(classifyModelError(upstream(503, 'x'), 4000).nextRetryDelay).toBeUndefined();
+  });
+
   it('LLM-3: without a usable retry-after the retry policy applies (no nextRetryDelay)', () => {
     jest.useFakeTimers({ now: new Date('2025-01-01T00:00:00Z') });
     for (const headers of <Record<string, string>[]>[

@@ -2,24 +2,12 @@
 // background response keeps generating after its connection is cut, a resume after event N gets
 // exactly the events after N, a cancel stops it, a forgotten response answers 404, and creates,
 // resumes and cancels are counted.
-import OpenAI, { NotFoundError } from 'openai';
+import { NotFoundError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { sleep, waitFor } from '../helpers/wait';
+import { fakeModelWithClient } from '../helpers/fake-model-client';
 
-let server: FakeModelServer;
-let client: OpenAI;
-
-beforeAll(async () => {
-  server = await startFakeModelServer();
-  client = new OpenAI({ apiKey: 'x', baseURL: server.url, maxRetries: 0 });
-});
-
-afterEach(() => server.reset());
-
-afterAll(async () => {
-  await server.close();
-});
+const fake = fakeModelWithClient();
 
 /** Reads a stream until it ends or breaks; the events read either way. */
 async function read(stream: AsyncIterable<ResponseStreamEvent>): Promise<ResponseStreamEvent[]> {
@@ -36,11 +24,11 @@ const text = (events: ResponseStreamEvent[]): string =>
   events.map((e) => (e.type === 'response.output_text.delta' ? e.delta : '')).join('');
 
 const create = (model: string) =>
-  client.responses.create({ model, input: 'hi', stream: true, background: true });
+  fake.client.responses.create({ model, input: 'hi', stream: true, background: true });
 
 describe('fake model server: background responses', () => {
   it('a connection cut after 6 events; the resume after the last one read continues with the rest, numbered on', async () => {
-    server.script('bg-drop', {
+    fake.server.script('bg-drop', {
       text: 'one two three four five six seven',
       deltaDelayMs: 20,
       background: { dropConnection: { afterEvents: 6 } },
@@ -51,19 +39,19 @@ describe('fake model server: background responses', () => {
     expect(first[0]).toMatchObject({ type: 'response.created', response: { background: true } });
     const id = (first[0] as { response: { id: string } }).response.id;
     const rest = await read(
-      await client.responses.retrieve(id, { stream: true, starting_after: first[5]!.sequence_number }),
+      await fake.client.responses.retrieve(id, { stream: true, starting_after: first[5]!.sequence_number }),
     );
     expect(rest[0]!.sequence_number).toBe(6);
     expect(rest[rest.length - 1]!.type).toBe('response.completed');
     expect(text(first) + text(rest)).toBe('one two three four five six seven');
-    expect(server.backgroundCounts('bg-drop')).toMatchObject({ creates: 1, resumes: 1, cancels: 0 });
-    expect(server.backgroundCounts('bg-drop').resumedAfter).toEqual([5]);
+    expect(fake.server.backgroundCounts('bg-drop')).toMatchObject({ creates: 1, resumes: 1, cancels: 0 });
+    expect(fake.server.backgroundCounts('bg-drop').resumedAfter).toEqual([5]);
     // The create is a model request; the resume is not.
-    expect(server.requestsFor('bg-drop')).toHaveLength(1);
+    expect(fake.server.requestsFor('bg-drop')).toHaveLength(1);
   });
 
   it('cancel stops generating and ends open streams; the cancel is counted with its time', async () => {
-    server.script('bg-cancel', { text: 'a b c d e f g h i j k l', deltaDelayMs: 50 });
+    fake.server.script('bg-cancel', { text: 'a b c d e f g h i j k l', deltaDelayMs: 50 });
     const stream = await create('bg-cancel');
     const events: ResponseStreamEvent[] = [];
     const reading = (async () => {
@@ -72,30 +60,51 @@ describe('fake model server: background responses', () => {
     await waitFor(() => events.length >= 6, { what: 'two deltas' });
     const id = (events[0] as { response: { id: string } }).response.id;
     const before = Date.now();
-    const cancelled = await client.responses.cancel(id);
+    const cancelled = await fake.client.responses.cancel(id);
     expect(cancelled.status).toBe('cancelled');
     await reading;
     expect(events.some((e) => e.type === 'response.completed')).toBe(false);
-    expect(server.backgroundCounts('bg-cancel').cancels).toBe(1);
-    expect(server.backgroundCounts('bg-cancel').cancelledAt[0]).toBeGreaterThanOrEqual(before);
+    expect(fake.server.backgroundCounts('bg-cancel').cancels).toBe(1);
+    expect(fake.server.backgroundCounts('bg-cancel').cancelledAt[0]).toBeGreaterThanOrEqual(before);
   });
 
   it('a forgotten response: resume and cancel answer 404', async () => {
-    server.script('bg-expire', { text: 'x y z', deltaDelayMs: 200, background: { expireAfterMs: 100 } });
+    fake.server.script('bg-expire', { text: 'x y z', deltaDelayMs: 200, background: { expireAfterMs: 100 } });
     const first = await read(await create('bg-expire'));
     expect(first.some((e) => e.type === 'response.completed')).toBe(false);
     const id = (first[0] as { response: { id: string } }).response.id;
     await sleep(50);
-    await expect(client.responses.retrieve(id, { stream: true, starting_after: 1 })).rejects.toBeInstanceOf(
-      NotFoundError,
-    );
-    await expect(client.responses.cancel(id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      fake.client.responses.retrieve(id, { stream: true, starting_after: 1 }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(fake.client.responses.cancel(id)).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('without background the fake answers as before (no background counts)', async () => {
-    server.script('bg-none', { text: 'plain answer' });
-    const events = await read(await client.responses.create({ model: 'bg-none', input: 'hi', stream: true }));
+    fake.server.script('bg-none', { text: 'plain answer' });
+    const events = await read(
+      await fake.client.responses.create({ model: 'bg-none', input: 'hi', stream: true }),
+    );
     expect(text(events)).toBe('plain answer');
-    expect(server.backgroundCounts('bg-none')).toMatchObject({ creates: 0, resumes: 0, cancels: 0 });
+    expect(fake.server.backgroundCounts('bg-none')).toMatchObject({ creates: 0, resumes: 0, cancels: 0 });
   });
+
+  it.each([
+    ['repeat', [0, 1, 2, 3, 4, 5, 3, 4, 5, 6, 7]],
+    ['swap', [0, 1, 2, 3, 5, 4, 6, 7]],
+  ] as const)(
+    'issue 33: disorder %s: the create writes events out of order once; a resume streams in order',
+    async (kind, order) => {
+      fake.server.script(`bg-${kind}`, {
+        text: 'one two three four',
+        background: { disorder: { kind, at: kind === 'repeat' ? 5 : 4 } },
+      });
+      const events = await read(await create(`bg-${kind}`));
+      expect(events.map((e) => e.sequence_number).slice(0, order.length)).toEqual(order);
+      expect(events[events.length - 1]!.type).toBe('response.completed');
+      const id = (events[0] as { response: { id: string } }).response.id;
+      const again = await read(await fake.client.responses.retrieve(id, { stream: true, starting_after: 3 }));
+      expect(again.map((e) => e.sequence_number)).toEqual(again.map((_, i) => i + 4));
+    },
+  );
 });

@@ -1,19 +1,11 @@
 // The fake model server's per-request `sequence` (used by the reliability suite): each request of
 // a model follows the next step (an HTTP failure, a dropped or a stalled stream), then answers.
-import OpenAI, { InternalServerError, RateLimitError } from 'openai';
+import { InternalServerError, RateLimitError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
 import { sleep, waitFor } from '../helpers/wait';
+import { fakeModelWithClient } from '../helpers/fake-model-client';
 
-let server: FakeModelServer;
-let client: OpenAI;
-
-beforeAll(async () => {
-  server = await startFakeModelServer();
-  client = new OpenAI({ apiKey: 'x', baseURL: server.url, maxRetries: 0 });
-});
-
-afterAll(() => server.close());
+const fake = fakeModelWithClient();
 
 /** The deltas read (into `text`, as they come) before the stream ended, failed, or `signal` fired. */
 async function deltas(
@@ -22,7 +14,7 @@ async function deltas(
   text: string[] = [],
 ): Promise<{ text: string[]; error?: unknown }> {
   try {
-    const stream = await client.responses.create({ model, input: 'x', stream: true }, { signal });
+    const stream = await fake.client.responses.create({ model, input: 'x', stream: true }, { signal });
     for await (const event of stream as AsyncIterable<ResponseStreamEvent>) {
       if (event.type === 'response.output_text.delta') text.push(event.delta);
     }
@@ -34,7 +26,7 @@ async function deltas(
 
 describe('fake model server: scripted sequences', () => {
   it('fails, drops and stalls the n-th request as scripted, then answers; script() restarts the sequence', async () => {
-    server.script('seq', {
+    fake.server.script('seq', {
       text: 'one two three four',
       sequence: [
         { fail: 429, retryAfterSeconds: 1 },
@@ -64,7 +56,7 @@ describe('fake model server: scripted sequences', () => {
 
     expect((await deltas('seq')).text.join('')).toBe('one two three four');
     expect((await deltas('seq')).text.join('')).toBe('one two three four');
-    expect(server.requestsFor('seq').map((r) => r.aborted)).toEqual([
+    expect(fake.server.requestsFor('seq').map((r) => r.aborted)).toEqual([
       false,
       false,
       false,
@@ -73,7 +65,7 @@ describe('fake model server: scripted sequences', () => {
       false,
     ]);
 
-    server.script('seq', { text: 'again', sequence: [{ fail: 503 }] });
+    fake.server.script('seq', { text: 'again', sequence: [{ fail: 503 }] });
     expect((await deltas('seq')).error).toMatchObject({ status: 503 });
     expect((await deltas('seq')).text.join('')).toBe('again');
   });

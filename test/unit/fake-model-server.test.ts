@@ -1,24 +1,12 @@
 // Proves the fake model server speaks the OpenAI Responses API well enough for the real openai SDK:
 // streaming and non-streaming answers, scripted failures, dropped streams, hangs and request recording.
-import OpenAI, { APIConnectionError, APIUserAbortError, RateLimitError } from 'openai';
+import { APIConnectionError, APIUserAbortError, RateLimitError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { chunkText, fakeEmbedding, startFakeModelServer } from '../fakes/fake-model-server';
-import type { FakeModelServer } from '../fakes/fake-model-server';
+import { chunkText, fakeEmbedding } from '../fakes/fake-model-server';
 import { waitFor } from '../helpers/wait';
+import { fakeModelWithClient } from '../helpers/fake-model-client';
 
-let server: FakeModelServer;
-let client: OpenAI;
-
-beforeAll(async () => {
-  server = await startFakeModelServer();
-  client = new OpenAI({ apiKey: 'x', baseURL: server.url, maxRetries: 0 });
-});
-
-afterEach(() => server.reset());
-
-afterAll(async () => {
-  await server.close();
-});
+const fake = fakeModelWithClient();
 
 async function collect(stream: AsyncIterable<ResponseStreamEvent>): Promise<ResponseStreamEvent[]> {
   const events: ResponseStreamEvent[] = [];
@@ -31,11 +19,11 @@ const deltasOf = (events: ResponseStreamEvent[]): string[] =>
 
 describe('fake model server', () => {
   it('streams the canonical event sequence whose deltas concatenate to the text', async () => {
-    server.script('m-stream', {
+    fake.server.script('m-stream', {
       text: 'Hello streaming world',
       usage: { input_tokens: 7, output_tokens: 3 },
     });
-    const stream = await client.responses.create({ model: 'm-stream', input: 'hi', stream: true });
+    const stream = await fake.client.responses.create({ model: 'm-stream', input: 'hi', stream: true });
     const events = await collect(stream);
 
     expect(events.map((event) => event.type)).toEqual([
@@ -77,9 +65,9 @@ describe('fake model server', () => {
   });
 
   it('echoes the last user message by default, honours chunkSize and computes usage', async () => {
-    server.script('m-echo', { chunkSize: 4, deltaDelayMs: 15 });
+    fake.server.script('m-echo', { chunkSize: 4, deltaDelayMs: 15 });
     const started = Date.now();
-    const stream = await client.responses.create({
+    const stream = await fake.client.responses.create({
       model: 'm-echo',
       instructions: 'Be brief',
       input: [
@@ -102,8 +90,8 @@ describe('fake model server', () => {
   });
 
   it('answers non-streaming requests with a Response object', async () => {
-    server.script('m-plain', { text: 'Plain answer' });
-    const response = await client.responses.create({
+    fake.server.script('m-plain', { text: 'Plain answer' });
+    const response = await fake.client.responses.create({
       model: 'm-plain',
       input: 'question',
       instructions: 'sys',
@@ -120,12 +108,12 @@ describe('fake model server', () => {
   });
 
   it('fails the first requests with the scripted status, then succeeds', async () => {
-    server.script('m-429', {
+    fake.server.script('m-429', {
       text: 'finally',
       failFirst: { count: 2, status: 429, message: 'slow down', retryAfterSeconds: 3 },
     });
     for (let attempt = 0; attempt < 2; attempt += 1) {
-      const error: unknown = await client.responses
+      const error: unknown = await fake.client.responses
         .create({ model: 'm-429', input: 'x' })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RateLimitError);
@@ -134,24 +122,26 @@ describe('fake model server', () => {
       expect(rateLimit.headers?.get('retry-after')).toBe('3');
       expect(rateLimit.error).toMatchObject({ message: 'slow down', code: 'rate_limit_exceeded' });
     }
-    const response = await client.responses.create({ model: 'm-429', input: 'x' });
+    const response = await fake.client.responses.create({ model: 'm-429', input: 'x' });
     expect(response.output_text).toBe('finally');
-    expect(server.requestsFor('m-429')).toHaveLength(3);
+    expect(fake.server.requestsFor('m-429')).toHaveLength(3);
 
-    server.script('m-500', { failFirst: { count: 1, status: 500 } });
-    await expect(client.responses.create({ model: 'm-500', input: 'x', stream: true })).rejects.toMatchObject(
-      {
-        status: 500,
-      },
+    fake.server.script('m-500', { failFirst: { count: 1, status: 500 } });
+    await expect(
+      fake.client.responses.create({ model: 'm-500', input: 'x', stream: true }),
+    ).rejects.toMatchObject({
+      status: 500,
+    });
+    const events = await collect(
+      await fake.client.responses.create({ model: 'm-500', input: 'x', stream: true }),
     );
-    const events = await collect(await client.responses.create({ model: 'm-500', input: 'x', stream: true }));
     expect(deltasOf(events).join('')).toBe('Echo: x');
   });
 
   it('drops the stream after K deltas on the first attempts, then completes', async () => {
-    server.script('m-drop', { text: 'one two three four', dropAfterDeltas: { attempts: 1, after: 2 } });
+    fake.server.script('m-drop', { text: 'one two three four', dropAfterDeltas: { attempts: 1, after: 2 } });
     const seen: ResponseStreamEvent[] = [];
-    const stream = await client.responses.create({ model: 'm-drop', input: 'x', stream: true });
+    const stream = await fake.client.responses.create({ model: 'm-drop', input: 'x', stream: true });
     const failure = await (async () => {
       for await (const event of stream) seen.push(event);
     })().then(
@@ -164,25 +154,25 @@ describe('fake model server', () => {
     expect(seen.map((event) => event.type)).not.toContain('response.completed');
 
     const events = await collect(
-      await client.responses.create({ model: 'm-drop', input: 'x', stream: true }),
+      await fake.client.responses.create({ model: 'm-drop', input: 'x', stream: true }),
     );
     expect(deltasOf(events).join('')).toBe('one two three four');
     expect(events[events.length - 1]?.type).toBe('response.completed');
-    expect(server.requestsFor('m-drop').map((request) => request.aborted)).toEqual([false, false]);
+    expect(fake.server.requestsFor('m-drop').map((request) => request.aborted)).toEqual([false, false]);
 
     // A non-streaming request counted as a drop loses its connection before any answer.
-    server.script('m-drop-plain', { dropAfterDeltas: { attempts: 1, after: 0 } });
-    await expect(client.responses.create({ model: 'm-drop-plain', input: 'x' })).rejects.toBeInstanceOf(
+    fake.server.script('m-drop-plain', { dropAfterDeltas: { attempts: 1, after: 0 } });
+    await expect(fake.client.responses.create({ model: 'm-drop-plain', input: 'x' })).rejects.toBeInstanceOf(
       APIConnectionError,
     );
-    const retried = await client.responses.create({ model: 'm-drop-plain', input: 'x' });
+    const retried = await fake.client.responses.create({ model: 'm-drop-plain', input: 'x' });
     expect(retried.output_text).toBe('Echo: x');
   });
 
   it('hangs until the client aborts and records the abort', async () => {
-    server.script('m-hang', { hang: true });
+    fake.server.script('m-hang', { hang: true });
     const controller = new AbortController();
-    const stream = await client.responses.create(
+    const stream = await fake.client.responses.create(
       { model: 'm-hang', input: 'x', stream: true },
       { signal: controller.signal },
     );
@@ -196,56 +186,59 @@ describe('fake model server', () => {
     // The SDK ends the iteration quietly once the signal fires.
     await expect(consumed).resolves.toBeUndefined();
     expect(types).toEqual(['response.created']);
-    await waitFor(() => server.requestsFor('m-hang')[0]?.aborted === true);
+    await waitFor(() => fake.server.requestsFor('m-hang')[0]?.aborted === true);
 
-    server.script('m-silent', { hangBeforeHeaders: true });
+    fake.server.script('m-silent', { hangBeforeHeaders: true });
     const silent = new AbortController();
-    const pending = client.responses.create({ model: 'm-silent', input: 'x' }, { signal: silent.signal });
-    await waitFor(() => server.requestsFor('m-silent').length === 1);
+    const pending = fake.client.responses.create(
+      { model: 'm-silent', input: 'x' },
+      { signal: silent.signal },
+    );
+    await waitFor(() => fake.server.requestsFor('m-silent').length === 1);
     silent.abort();
     await expect(pending).rejects.toBeInstanceOf(APIUserAbortError);
-    await waitFor(() => server.requestsFor('m-silent')[0]?.aborted === true);
+    await waitFor(() => fake.server.requestsFor('m-silent')[0]?.aborted === true);
   });
 
   it('records requests with body, instructions, input and headers', async () => {
-    await client.responses.create({ model: 'm-rec', input: 'first', instructions: 'be nice' });
+    await fake.client.responses.create({ model: 'm-rec', input: 'first', instructions: 'be nice' });
     await collect(
-      await client.responses.create({
+      await fake.client.responses.create({
         model: 'm-rec',
         input: [{ role: 'user', content: 'second' }],
         stream: true,
       }),
     );
     // No authorization header at all: the server does not check keys.
-    const anonymous = await fetch(`${server.url}/responses`, {
+    const anonymous = await fetch(`${fake.server.url}/responses`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'other', input: 'third' }),
     });
     expect(anonymous.status).toBe(200);
 
-    expect(server.requests.map((request) => request.model)).toEqual(['m-rec', 'm-rec', 'other']);
-    const [first, second] = server.requestsFor('m-rec');
+    expect(fake.server.requests.map((request) => request.model)).toEqual(['m-rec', 'm-rec', 'other']);
+    const [first, second] = fake.server.requestsFor('m-rec');
     expect(first?.body).toMatchObject({ model: 'm-rec', input: 'first', instructions: 'be nice' });
     expect(first?.headers.authorization).toBe('Bearer x');
     expect(first?.aborted).toBe(false);
     expect(second?.body).toMatchObject({ input: [{ role: 'user', content: 'second' }], stream: true });
-    expect(server.requestsFor('other')[0]?.headers.authorization).toBeUndefined();
+    expect(fake.server.requestsFor('other')[0]?.headers.authorization).toBeUndefined();
 
-    server.reset();
-    expect(server.requests).toHaveLength(0);
+    fake.server.reset();
+    expect(fake.server.requests).toHaveLength(0);
   });
 
   it('answers unknown paths with 404 and bad JSON with 400', async () => {
-    const notFound = await fetch(`${server.url}/chat/completions`, { method: 'POST', body: '{}' });
+    const notFound = await fetch(`${fake.server.url}/chat/completions`, { method: 'POST', body: '{}' });
     expect(notFound.status).toBe(404);
     expect(await notFound.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
 
-    const badJson = await fetch(`${server.url}/responses`, { method: 'POST', body: '{nope' });
+    const badJson = await fetch(`${fake.server.url}/responses`, { method: 'POST', body: '{nope' });
     expect(badJson.status).toBe(400);
     expect(await badJson.json()).toMatchObject({ error: { type: 'invalid_request_error', param: null } });
 
-    const prefixed = await fetch(`http://127.0.0.1:${server.port}/openai/deployments/x/responses`, {
+    const prefixed = await fetch(`http://127.0.0.1:${fake.server.port}/openai/deployments/x/responses`, {
       method: 'POST',
       body: JSON.stringify({ model: 'm-any', input: 'ping' }),
     });
@@ -264,7 +257,7 @@ describe('fake model server: embeddings', () => {
   const norm = (v: number[]): number => Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
 
   it('answers the OpenAI embeddings wire format with deterministic, scriptable vectors', async () => {
-    const answer = await client.embeddings.create({
+    const answer = await fake.client.embeddings.create({
       model: 'e-default',
       input: ['hello world', 'goodbye'],
       encoding_format: 'float',
@@ -286,11 +279,15 @@ describe('fake model server: embeddings', () => {
     expect(norm(answer.data[0]!.embedding)).toBeCloseTo(1 + ('hello world'.length % 7), 10);
     expect(norm(fakeEmbedding('hello world', 8))).not.toBeCloseTo(1, 3);
 
-    server.scriptEmbeddings('e-big', { size: 32 });
-    const single = await client.embeddings.create({ model: 'e-big', input: 'one', encoding_format: 'float' });
+    fake.server.scriptEmbeddings('e-big', { size: 32 });
+    const single = await fake.client.embeddings.create({
+      model: 'e-big',
+      input: 'one',
+      encoding_format: 'float',
+    });
     expect(single.data).toHaveLength(1);
     expect(single.data[0]!.embedding).toHaveLength(32);
-    const asked = await client.embeddings.create({
+    const asked = await fake.client.embeddings.create({
       model: 'e-big',
       input: 'one',
       dimensions: 4,
@@ -300,18 +297,18 @@ describe('fake model server: embeddings', () => {
   });
 
   it("speaks base64, the SDK's default encoding", async () => {
-    const answer = await client.embeddings.create({ model: 'e-b64', input: 'hello world' });
-    expect(server.embeddingRequestsFor('e-b64')[0]?.body.encoding_format).toBe('base64');
+    const answer = await fake.client.embeddings.create({ model: 'e-b64', input: 'hello world' });
+    expect(fake.server.embeddingRequestsFor('e-b64')[0]?.body.encoding_format).toBe('base64');
     const expected = fakeEmbedding('hello world', 8);
     answer.data[0]!.embedding.forEach((value, i) => expect(value).toBeCloseTo(expected[i]!, 5));
   });
 
   it('scripts failures, wrong sizes, delays and order per model', async () => {
-    server.scriptEmbeddings('e-fail', {
+    fake.server.scriptEmbeddings('e-fail', {
       failFirst: { count: 2, status: 429, message: 'slow down', retryAfterSeconds: 3 },
     });
     for (let i = 0; i < 2; i++) {
-      const error: unknown = await client.embeddings
+      const error: unknown = await fake.client.embeddings
         .create({ model: 'e-fail', input: 'x', encoding_format: 'float' })
         .catch((err: unknown) => err);
       expect(error).toBeInstanceOf(RateLimitError);
@@ -319,16 +316,20 @@ describe('fake model server: embeddings', () => {
       expect((error as RateLimitError).message).toContain('slow down');
     }
     await expect(
-      client.embeddings.create({ model: 'e-fail', input: 'x', encoding_format: 'float' }),
+      fake.client.embeddings.create({ model: 'e-fail', input: 'x', encoding_format: 'float' }),
     ).resolves.toMatchObject({ data: [{ index: 0 }] });
 
-    server.scriptEmbeddings('e-wrong', { size: 8, wrongSize: 3 });
-    const wrong = await client.embeddings.create({ model: 'e-wrong', input: 'x', encoding_format: 'float' });
+    fake.server.scriptEmbeddings('e-wrong', { size: 8, wrongSize: 3 });
+    const wrong = await fake.client.embeddings.create({
+      model: 'e-wrong',
+      input: 'x',
+      encoding_format: 'float',
+    });
     expect(wrong.data[0]!.embedding).toHaveLength(3);
 
-    server.scriptEmbeddings('e-reverse', { reverseOrder: true, delayMs: 50 });
+    fake.server.scriptEmbeddings('e-reverse', { reverseOrder: true, delayMs: 50 });
     const started = Date.now();
-    const reversed = await client.embeddings.create({
+    const reversed = await fake.client.embeddings.create({
       model: 'e-reverse',
       input: ['a', 'b', 'c'],
       encoding_format: 'float',
@@ -340,7 +341,7 @@ describe('fake model server: embeddings', () => {
 
   it('rejects requests OpenAI rejects: no model, no input, an empty string', async () => {
     const post = (body: unknown): Promise<Response> =>
-      fetch(`${server.url}/embeddings`, { method: 'POST', body: JSON.stringify(body) });
+      fetch(`${fake.server.url}/embeddings`, { method: 'POST', body: JSON.stringify(body) });
     expect((await post({ input: 'x' })).status).toBe(400);
     expect((await post({ model: 'e' })).status).toBe(400);
     expect((await post({ model: 'e', input: [] })).status).toBe(400);
@@ -349,20 +350,24 @@ describe('fake model server: embeddings', () => {
   });
 
   it('records embedding requests apart from model requests; reset clears scripts and records', async () => {
-    server.scriptEmbeddings('e-rec', { size: 2 });
-    await client.embeddings.create({ model: 'e-rec', input: 'x', encoding_format: 'float' });
-    await client.responses.create({ model: 'm-rec', input: 'hi' });
-    expect(server.embeddingRequests.map((request) => request.model)).toEqual(['e-rec']);
-    expect(server.embeddingRequestsFor('e-rec')[0]).toMatchObject({
+    fake.server.scriptEmbeddings('e-rec', { size: 2 });
+    await fake.client.embeddings.create({ model: 'e-rec', input: 'x', encoding_format: 'float' });
+    await fake.client.responses.create({ model: 'm-rec', input: 'hi' });
+    expect(fake.server.embeddingRequests.map((request) => request.model)).toEqual(['e-rec']);
+    expect(fake.server.embeddingRequestsFor('e-rec')[0]).toMatchObject({
       body: { model: 'e-rec', input: 'x' },
       headers: { authorization: 'Bearer x' },
       aborted: false,
     });
-    expect(server.requests.map((request) => request.model)).toEqual(['m-rec']);
+    expect(fake.server.requests.map((request) => request.model)).toEqual(['m-rec']);
 
-    server.reset();
-    expect(server.embeddingRequests).toHaveLength(0);
-    const after = await client.embeddings.create({ model: 'e-rec', input: 'x', encoding_format: 'float' });
+    fake.server.reset();
+    expect(fake.server.embeddingRequests).toHaveLength(0);
+    const after = await fake.client.embeddings.create({
+      model: 'e-rec',
+      input: 'x',
+      encoding_format: 'float',
+    });
     expect(after.data[0]!.embedding).toHaveLength(8);
   });
 });

@@ -91,6 +91,22 @@ describe('Responses events of an execution (issue 28)', () => {
     expect(snapshots).toEqual(['Data', 'Data rotates.']);
   });
 
+  it('issue 33: an answer the model stopped short ends with response.incomplete and its reason; the text it gave is the output', async () => {
+    const incomplete = { ...done(), incomplete_details: { reason: 'max_output_tokens' } };
+    const events = mapAll(numbered([delta('Half an'), incomplete]));
+    const last = events.at(-1) as Extract<ResponsesEvent, { type: 'response.incomplete' }>;
+    expect(last.type).toBe('response.incomplete');
+    expect(last.response).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+      output: [{ status: 'incomplete' }],
+      output_text: 'Half an',
+    });
+    const { final } = await readWithSdk(events);
+    expect(final.status).toBe('incomplete');
+    expect(final.output_text).toBe('Half an');
+  });
+
   it('an empty answer still completes with one (empty) message', async () => {
     const events = mapAll(numbered([done()]));
     const { final } = await readWithSdk(events);

@@ -307,6 +307,32 @@ describe('EventSequencer', () => {
   });
 });
 
+describe('issue 33: an answer the model stopped short', () => {
+  const cut = { reason: 'max_output_tokens' };
+
+  it('done carries incomplete_details to every reader, live, recovered or closing', () => {
+    const live = new EventSequencer();
+    live.accept({ type: 'start', attempt: 1 });
+    live.accept({ type: 'delta', attempt: 1, text: 'Half', n: 1 });
+    expect(live.accept({ type: 'done', attempt: 1, usage: usage, incomplete_details: cut })).toEqual([
+      { type: 'done', seq: 2, attempt: 1, usage: usage, incomplete_details: cut },
+    ]);
+    expect(new EventSequencer().recover('Half', usage, cut).at(-1)).toMatchObject({
+      incomplete_details: cut,
+    });
+    const log: RelayEvent[] = [{ type: 'delta', attempt: 1, text: 'Half', n: 1 }];
+    expect(closingEvents(log, { text: 'Half', usage: usage, incomplete_details: cut }, 2)).toEqual([
+      { type: 'done', attempt: 1, usage: usage, incomplete_details: cut },
+    ]);
+  });
+
+  it('a complete answer says nothing of it', () => {
+    expect(new EventSequencer().accept({ type: 'done', attempt: 1, usage: usage })[0]).not.toHaveProperty(
+      'incomplete_details',
+    );
+  });
+});
+
 describe('closingEvents', () => {
   const relayed: RelayEvent[] = [
     { type: 'start', attempt: 1 },

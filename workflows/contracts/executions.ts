@@ -83,6 +83,8 @@ export const FailureType = {
   LlmStalled: 'Llm.Stalled',
   LlmBadStream: 'Llm.BadStream',
   LlmRejected: 'Llm.Rejected',
+  /** The model answered with a refusal instead of an answer (issue 33): final, not retried. */
+  LlmRefused: 'Llm.Refused',
   NotFound: 'Execution.NotFound',
   RenderPlaceholderInValue: 'Render.PlaceholderInValue',
   /** SPEC §18: the rendered prompt exceeds 2 MB. */
@@ -96,6 +98,7 @@ export const FailureType = {
 /** Failure types that must not be retried. */
 export const NON_RETRYABLE: readonly string[] = [
   FailureType.LlmRejected,
+  FailureType.LlmRefused,
   FailureType.NotFound,
   FailureType.Cancelled,
   FailureType.RenderPlaceholderInValue,
