@@ -134,5 +134,8 @@ it('a plain /v1/responses create answered whole sends at most 6 statements, and 
   const continued = await statementsOf(stack.rt.db, async () => {
     await respond({ input: 'And on Sundays?', previous_response_id: first });
   });
-  expect(continued.length).toBe(plain.length + 1);
+  // The LLM's 1 s lookup cache may lapse between the two on a busy machine: its refill is no
+  // statement of the conversation.
+  const noRefill = (statements: string[]) => statements.filter((s) => !/from "llms"/i.test(s));
+  expect(noRefill(continued)).toHaveLength(noRefill(plain).length + 1);
 });
