@@ -11,7 +11,7 @@ import { instantFromDate } from '../domain/dotnet-datetime';
 import { fillParts } from '../domain/reference-plan';
 import { templateVariableResolver, type AgentTool } from '../domain/system-variables';
 import { findPlaceholderLike, render, tokenize } from '../domain/template';
-import type { ChatMessage } from '../domain/llm-request';
+import { chatMessagesOf, type ChatMessage } from '../domain/llm-request';
 import { FailureType, type RenderInput } from '../workflows/contracts';
 import type { ModelRequestContent } from '../services/answers';
 import { slotAnswers, type StoredPlan } from './stored-plan';
@@ -97,6 +97,9 @@ export function createRenderPrompt(deps: RenderDeps) {
       messages.push({ role: message.role, content });
     }
     checkRenderedSize(messages, deps.limits);
+    // OR-3: a /v1/responses conversation follows the rendered messages; its items are no templates.
+    const turns = request.responses;
+    if (turns) messages.push(...chatMessagesOf([...turns.context, ...turns.input]));
     // PV-6: the record keeps the instant and the names of the variables resolved, no text.
     const id = renderedPayloadId(input.executionId);
     const content: ModelRequestContent = { messages };

@@ -156,7 +156,13 @@ export async function startAgentExecution(
   req: Request,
   principal: Principal,
   { agent, pipeline, llm }: AgentExecutionTarget,
-  request: { content: AgentRequestContent; tracing?: boolean; temperature?: number | null | undefined },
+  request: {
+    content: AgentRequestContent;
+    tracing?: boolean;
+    temperature?: number | null | undefined;
+    /** A /v1/responses create's `store: false` (issue 34): the content goes when it finishes. */
+    store?: boolean;
+  },
   fingerprint: readonly unknown[],
 ): Promise<StartedAgentExecution> {
   const templates = agent.prompt.filter((m) => m.include).map((m) => m.template);
@@ -174,6 +180,7 @@ export async function startAgentExecution(
           pipeline_id: pipeline.id,
           llm_id: llm.id,
           trace_id: traceId ?? null,
+          ...(request.store === false ? { store: false } : {}),
         },
         content: request.content,
         workflowType: 'agentExecution',

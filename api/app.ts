@@ -90,9 +90,10 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(systemRoutes(routes, deps));
   app.use(codecRoutes(deps));
   app.use(authenticate(deps));
-  // Documents carry up to 10 MB of content: their own body limit (SPEC §5, §18).
+  // Documents carry up to 10 MB of content: their own body limit (SPEC §5, §18); so do responses'
+  // inputs, whose images and files travel as data URLs (docs/decisions.md, "Body limit of /v1").
   app.use(
-    ['/pipelines/:id/documents', '/pipelines/:id/documents\\:batch'],
+    ['/pipelines/:id/documents', '/pipelines/:id/documents\\:batch', '/v1/responses'],
     express.json({ limit: deps.documentBodyLimitBytes, strict: true }),
   );
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true }));

@@ -35,6 +35,25 @@ const CODES: Record<number, string> = {
 const ITEM_CODES: Record<string, string> = {
   required: 'missing_required_parameter',
   additionalProperties: 'unknown_parameter',
+  type: 'invalid_type',
+  ...Object.fromEntries(
+    [
+      'enum',
+      'const',
+      'minimum',
+      'maximum',
+      'exclusiveMinimum',
+      'exclusiveMaximum',
+      'minLength',
+      'maxLength',
+      'minItems',
+      'maxItems',
+      'maxProperties',
+      'pattern',
+      'format',
+      'propertyNames',
+    ].map((keyword) => [keyword, 'invalid_value']),
+  ),
 };
 
 function openAiError(status: number, message: string, items?: ErrorItem[]): OpenAiErrorBody {

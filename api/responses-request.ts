@@ -14,7 +14,7 @@ import {
   type RequestFieldNames,
 } from './agent-execution-start';
 import { executeAgentSchema } from './schemas/agents';
-import type { CreateResponseBody } from './schemas/responses';
+import { retrieveBodySchema, type CreateResponseBody, type RetrieveBody } from './schemas/responses';
 import { validate } from './validation';
 
 /** The request's fields as a Responses client names them, in the 400s of §9.2. */
@@ -65,8 +65,12 @@ export function executeRequestOf(body: CreateResponseBody) {
   };
 }
 
-/** GET `?stream=true` and where to resume: `starting_after` or `Last-Event-ID`, the larger. */
+/**
+ * GET `?stream=true` and where to resume: `starting_after` or `Last-Event-ID`, the larger. The Go
+ * SDK sends `stream` (and may send `starting_after`) as a JSON body without a content type.
+ */
 export function streamQuery(req: Request): { stream: boolean; startingAfter: number | undefined } {
+  const body = validate<RetrieveBody>(retrieveBodySchema, req.body ?? {}, 'A GET body');
   const { stream, starting_after: after } = req.query;
   if (stream !== undefined && stream !== 'true' && stream !== 'false')
     throw new InvalidInput('stream must be true or false');
@@ -78,8 +82,11 @@ export function streamQuery(req: Request): { stream: boolean; startingAfter: num
   };
   const fromQuery = parse(after, 'starting_after');
   const fromHeader = parse(req.header('last-event-id'), 'Last-Event-ID');
-  const both = [fromQuery, fromHeader].filter((n): n is number => n !== undefined);
-  return { stream: stream === 'true', startingAfter: both.length ? Math.max(...both) : undefined };
+  const both = [fromQuery, fromHeader, body.starting_after].filter((n): n is number => typeof n === 'number');
+  return {
+    stream: stream === 'true' || body.stream === true,
+    startingAfter: both.length ? Math.max(...both) : undefined,
+  };
 }
 
 /** An object a body field names by id or by name, with execute permission on it. */
@@ -123,3 +130,7 @@ export async function targetOf(
   ]);
   return { agent, pipeline, llm };
 }
+
+/** A plain create's LLM (`model`, by id or name), with execute permission on it (`execute:llms`). */
+export const llmOf = (deps: Pick<AgentExecutionDeps, 'llms'>, principal: Principal, model: string) =>
+  named(principal, 'llms', 'LLM', model, deps.llms);

@@ -82,9 +82,14 @@ export function validate<T>(schema: object, body: unknown, what = 'Request body'
   if (fn(body)) return body as T;
   const seen = new Set<string>();
   const items: ErrorItem[] = [];
-  for (const e of fn.errors ?? []) {
+  const errors = fn.errors ?? [];
+  // A union's branch of another type ("input must be string") says nothing once a branch of the
+  // value's type failed deeper ("Missing required field: input[0].role").
+  const deeper = (e: ErrorObject) => errors.some((o) => o.instancePath.startsWith(`${e.instancePath}/`));
+  for (const e of errors) {
     // `oneOf`/`anyOf` parents repeat what their branches said.
     if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
+    if (e.keyword === 'type' && deeper(e)) continue;
     const path = pathOf(e);
     const message = messageOf(e, path);
     if (seen.has(message)) continue;

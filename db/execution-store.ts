@@ -38,6 +38,10 @@ export interface ExecutionRecord {
   /** PV-6: the instant used for `{{foundationallm:...}}` variables and the names resolved. */
   variables_instant: Date | null;
   variables_resolved: string[] | null;
+  /** The create's `store` (issue 34): false, the content expires when the execution finishes. */
+  store: boolean;
+  /** When DELETE /v1/responses/{id} removed the content; the record stays for audit. */
+  deleted_at: Date | null;
 }
 
 export type NewExecution = Pick<ExecutionRecord, 'id' | 'kind' | 'api_key_id' | 'workflow_id'> &
@@ -55,8 +59,22 @@ export type NewExecution = Pick<ExecutionRecord, 'id' | 'kind' | 'api_key_id' | 
       | 'referenced_prompt_id'
       | 'chain_id'
       | 'metadata'
+      | 'store'
     >
   >;
+
+/** A record with its request and answer content, as long as they are retained (null after). */
+export interface ExecutionContent<Request, Answer> {
+  record: ExecutionRecord;
+  request: Request | null;
+  answer: Answer | null;
+}
+
+/**
+ * How long the content of a `store: false` execution outlives its end: the create that waits for
+ * the answer reads it just after the workflow finished it (docs/decisions.md, "store: false").
+ */
+export const UNSTORED_GRACE_SECONDS = 60;
 
 /** What an execution learnt while it ran, written to its record. */
 interface ExecutionDetails {
@@ -216,10 +234,45 @@ export class ExecutionStore {
           [finishedAt],
         ),
       });
+    const kept = (seconds: number) => new Date(finishedAt.getTime() + seconds * 1000);
+    // `store: false` (issue 34): the content goes with the execution, after a short grace.
     const payloads = this.db('execution_payloads')
       .where({ execution_id: id })
-      .update({ expires_at: new Date(finishedAt.getTime() + retentionSeconds * 1000) });
+      .update({
+        expires_at: this.db.raw(
+          'CASE WHEN (SELECT store FROM executions WHERE id = ?) THEN ?::timestamptz ELSE ?::timestamptz END',
+          [id, kept(retentionSeconds), kept(Math.min(UNSTORED_GRACE_SECONDS, retentionSeconds))],
+        ),
+      });
     // One statement, atomic like the transaction it replaces, in one round trip.
+    await this.db.raw('WITH record AS (?) ?', [record, payloads]);
+  }
+
+  /**
+   * The record with its request and answer while they are retained, in one statement (a response's
+   * GET, its input items, a `previous_response_id`); null for an unknown id.
+   */
+  async content<Request, Answer>(id: string): Promise<ExecutionContent<Request, Answer> | null> {
+    const now = new Date();
+    const live = (alias: string) =>
+      `LEFT JOIN execution_payloads ${alias} ON ${alias}.execution_id = e.id AND ${alias}.kind = ?` +
+      ` AND (${alias}.expires_at IS NULL OR ${alias}.expires_at > ?)`;
+    const { rows } = (await this.db.raw(
+      `SELECT e.*, q.cipher AS request_cipher, a.cipher AS answer_cipher FROM executions e ${live('q')} ${live('a')} WHERE e.id = ?`,
+      ['request', now, 'answer', now, id],
+    )) as { rows: (ExecutionRecord & { request_cipher: Buffer | null; answer_cipher: Buffer | null })[] };
+    const row = rows[0];
+    if (!row) return null;
+    const { request_cipher, answer_cipher, ...record } = row;
+    const decrypt = <T>(cipher: Buffer | null) =>
+      cipher ? this.keyring.decryptJson<T>('content', cipher) : null;
+    return { record, request: decrypt<Request>(request_cipher), answer: decrypt<Answer>(answer_cipher) };
+  }
+
+  /** DELETE /v1/responses/{id}: the content goes now, the record says when; one statement. */
+  async deleteContent(id: string): Promise<void> {
+    const record = this.db('executions').where({ id }).update({ deleted_at: new Date() });
+    const payloads = this.db('execution_payloads').where({ execution_id: id }).delete();
     await this.db.raw('WITH record AS (?) ?', [record, payloads]);
   }
 

@@ -13,6 +13,7 @@ import * as indexParameters from './migrations/006-index-parameters';
 import * as documentBatches from './migrations/007-document-batches';
 import * as resumableLlms from './migrations/008-resumable-llms';
 import * as keyedLexemes from './migrations/009-keyed-lexemes';
+import * as responses from './migrations/010-responses';
 
 export type { Knex };
 
@@ -29,6 +30,7 @@ const migrations: Record<string, Knex.Migration> = {
   '007-document-batches': documentBatches,
   '008-resumable-llms': resumableLlms,
   '009-keyed-lexemes': keyedLexemes,
+  '010-responses': responses,
 };
 
 const migrationSource: Knex.MigrationSource<string> = {

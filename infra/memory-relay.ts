@@ -61,6 +61,10 @@ export class MemoryRelay implements Relay {
     return feed;
   }
 
+  async delete(executionId: string): Promise<void> {
+    this.logs.delete(executionId);
+  }
+
   private after(executionId: string, afterId: string): RelayEntry[] {
     const log = this.logs.get(executionId);
     if (!log) return [];

@@ -105,6 +105,10 @@ export class RedisRelay implements Relay {
     return new RedisFeed(this, this.subscriptions, relayKey(this.prefix, executionId), afterId);
   }
 
+  async delete(executionId: string): Promise<void> {
+    await outlastingOutage(() => this.redis.del(relayKey(this.prefix, executionId)), this.outageToleranceMs);
+  }
+
   /** The stream's entries after `afterId`, still encrypted. */
   async stored(key: string, afterId: string): Promise<{ id: string; data: string }[]> {
     const reply = (await outlastingOutage(

@@ -25,6 +25,8 @@ export interface Relay {
   read(executionId: string, afterId: string): Promise<RelayEntry[]>;
   /** Follows the log after `afterId`: what is there, then each entry as it is appended. */
   follow(executionId: string, afterId: string): RelayFeed;
+  /** Drops an execution's log (DELETE /v1/responses/{id}: its encrypted text goes with the content). */
+  delete(executionId: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -7,6 +7,7 @@ import type { Placeholder } from '../domain/agent-definition';
 import { compileFilter } from '../domain/filter-compiler';
 import { parseFilter } from '../domain/filter-parser';
 import type { Limits } from '../domain/limits';
+import type { ResponsesModelRequest } from '../domain/llm-request';
 import { searchFragments, type ScoredFragment, type SearchDeps } from './search-fragments';
 
 /** What the API stores for an agent execution (encrypted, SPEC §9.3). */
@@ -14,6 +15,14 @@ export interface AgentRequestContent {
   values: Record<string, string>;
   classifications: string[];
   filters: Record<string, unknown>;
+  /**
+   * A /v1/responses create's conversation (`input`, `previous_response_id`: its context and input
+   * items, which follow the rendered messages, SPEC OR-3) and the parameters its response echoes.
+   */
+  responses?: Pick<
+    ResponsesModelRequest,
+    'context' | 'input' | 'temperature' | 'store' | 'background' | 'previous_response_id'
+  >;
 }
 
 /** A search with the request's filters, parsed within the SPEC §18 filter depth. */

@@ -1,100 +1,54 @@
-// The OpenAI Responses API's own protocol over agent executions (issue 28), so that any OpenAI SDK
-// is an Agentry client: POST /v1/responses (`prompt` is the agent, `model` the LLM, `metadata`
-// the pipeline and classification; streamed, whole, or in the background), GET
-// /v1/responses/{id} (and its events with `stream=true&starting_after=N`), POST
-// /v1/responses/{id}/cancel. A response is an agent execution: the same §9.2 checks, workflow,
-// record, trace and search attributes as POST /agents/{id}/execute, and its id is the execution's.
-import { Router, type Request, type Response } from 'express';
+// The OpenAI Responses API's own protocol over executions (issues 28, 34, SPEC §19), so that any
+// OpenAI SDK is an Agentry client: POST /v1/responses (the LLM `model` answers `input` as a durable
+// direct query; with `prompt` an agent runs on the pipeline `metadata` names; streamed, whole, or
+// in the background), GET /v1/responses/{id} (its events with `stream=true&starting_after=N`),
+// POST /v1/responses/{id}/cancel, DELETE /v1/responses/{id}; input items and compaction in their
+// own files. A response is an execution, and its id is the execution's.
+import express, { Router, type Response } from 'express';
 import type { StoredAnswer } from '../../services/answers';
 import type { ExecutionRecord } from '../../db/execution-store';
-import { Conflict, InvalidInput, NotFound } from '../../domain/errors';
+import { Conflict } from '../../domain/errors';
 import { RELAY_START } from '../../infra/relay';
 import type { ExecutionResult } from '../../workflows/contracts';
-import { checkAgentRequest, startAgentExecution, type AgentExecutionDeps } from '../agent-execution-start';
+import type { AgentExecutionDeps } from '../agent-execution-start';
 import { principalOf } from '../auth';
 import { executionOutcome, type TraceHeader } from '../execution-response';
 import { EXECUTION_ID_HEADER, sendOpenAiError } from '../openai-errors';
 import {
-  answeredState,
-  createdAtOf,
-  responseObject,
-  viewOf,
-  type ResponseStatus,
-  type ResponseView,
-} from '../responses-objects';
-import { executeRequestOf, RESPONSES_FIELDS, streamQuery, targetOf } from '../responses-request';
+  cancelAndWait,
+  cannotCancel,
+  present,
+  presentAgain,
+  viewOfStored,
+  visibleResponse,
+} from '../response-records';
+import type { StoredRequest } from '../responses-conversation';
+import { checkCreate, startAgentResponse, startPlainResponse } from '../responses-create';
+import { answeredState, responseObject, type ResponseView } from '../responses-objects';
+import { streamQuery } from '../responses-request';
 import { sendArchivedResponse, streamResponse } from '../responses-stream';
-import type { RouteRegistry, RouteSpec } from '../route-registry';
+import type { RouteRegistry } from '../route-registry';
+import { deletedResponseSchema, responseObjectSchema } from '../schemas/response-objects';
 import {
   createResponseSchema,
-  openAiErrorBodySchema,
-  responseObjectSchema,
   RESPONSES_IDEMPOTENCY_HEADER,
   RETRIEVE_RESPONSE_QUERY,
-  type CreateResponseBody,
+  type ResponsesCreateBody,
 } from '../schemas/responses';
-import {
-  archivedEvents,
-  cancelExecution,
-  errorDetail,
-  findVisibleExecution,
-  settled,
-  type ExecutionRouteDeps,
-} from './executions';
+import { archivedEvents, settled, type ExecutionRouteDeps } from './executions';
+import { responseCompactionRoutes } from './response-compaction';
+import { openAiRoute } from './openai-route';
+import { responseItemRoutes } from './response-items';
 
-type ResponsesDeps = AgentExecutionDeps & Pick<ExecutionRouteDeps, 'stopNotices'>;
+export type ResponsesDeps = AgentExecutionDeps &
+  Pick<ExecutionRouteDeps, 'stopNotices'> & { bodyLimitBytes: number };
 
-const CANCEL_WAIT_MS = 10_000;
 const TRACE_HEADER = 'x-foundation4ai-tracing-id';
-
-const STATUS: Record<ExecutionRecord['status'], ResponseStatus> = {
-  running: 'in_progress',
-  succeeded: 'completed',
-  failed: 'failed',
-  cancelled: 'cancelled',
-};
-
-const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
-
-const openAiRoute = (spec: Omit<RouteSpec, 'tag' | 'errorBody' | 'bearer'>): RouteSpec => ({
-  ...spec,
-  tag: 'OpenAI-compatible (Responses API)',
-  errorBody: openAiErrorBodySchema,
-  bearer: true,
-});
 
 export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Router {
   const router = Router();
-
-  /** The response object of an execution as its record and stored answer say it is now. */
-  async function present(record: ExecutionRecord) {
-    const answer = await deps.executions.getAnswer<StoredAnswer>(record.id);
-    const r = settled(record, answer);
-    const view = viewOf(r);
-    const usage =
-      r.input_tokens === null || r.output_tokens === null
-        ? null
-        : { input_tokens: r.input_tokens, output_tokens: r.output_tokens };
-    return responseObject(view, {
-      status: STATUS[r.status],
-      ...(r.status === 'succeeded' && answer ? answeredState(view, answer) : {}),
-      usage,
-      error: r.status === 'failed' ? { status: r.error_status ?? 503, message: errorDetail(r) } : null,
-      // An answer stored before the record says finished (the outcome is written just after):
-      // completed then, as the answer's row says.
-      completedAt:
-        r.status !== 'succeeded'
-          ? null
-          : seconds(r.finished_at ?? (await deps.executions.answerStoredAt(record.id)) ?? new Date()),
-    });
-  }
-
-  const visibleResponse = async (req: Request): Promise<ExecutionRecord> => {
-    const record = await findVisibleExecution(deps, req, 'Response');
-    // Agent executions only: a direct query or a chain is no response of an agent's prompt.
-    if (record.kind !== 'agent') throw new NotFound(`Response with id ${String(req.params.id)} not found`);
-    return record;
-  };
+  // Before `/v1/responses/:id`, whose `compact` it would take for an id.
+  router.use(responseCompactionRoutes(routes, deps));
 
   routes.add(
     router,
@@ -102,8 +56,8 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
       method: 'post',
       path: '/v1/responses',
       summary:
-        'Run an agent (prompt.id) with an LLM (model) on a pipeline (metadata.pipeline): streamed, whole, or in the background',
-      permission: 'execute:agents, execute:pipelines, execute:llms',
+        'Answer input with an LLM (model), or run an agent (prompt.id) on a pipeline (metadata.pipeline): streamed, whole, or in the background',
+      permission: 'execute:llms; with prompt also execute:agents, execute:pipelines',
       body: createResponseSchema,
       headers: [RESPONSES_IDEMPOTENCY_HEADER],
       success: {
@@ -116,49 +70,21 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
     }),
     async (req, res) => {
       const principal = principalOf(req);
-      const body = req.body as CreateResponseBody;
-      if (body.store === false)
-        throw new InvalidInput(
-          'store: false is not supported: every answer is stored for AGENTRY_CONTENT_RETENTION',
-        );
-      const { agent, pipeline, llm } = await targetOf(deps, principal, body);
-      const request = executeRequestOf(body);
-      const content = checkAgentRequest(
-        agent,
-        request,
-        pipeline.closure,
-        deps.limits.filterDepth,
-        RESPONSES_FIELDS,
-      );
-      const started = await startAgentExecution(
-        deps,
-        req,
-        principal,
-        { agent, pipeline, llm },
-        { content, tracing: body.metadata.tracing === 'true', temperature: body.temperature },
-        [req.body, pipeline.id, llm.id],
-      );
-      const id = started.executionId;
-      const view: ResponseView = {
-        id,
-        createdAt: createdAtOf(id),
-        model: llm.id,
-        agentId: agent.id,
-        agentVersion: agent.version,
-        pipelineId: pipeline.id,
-        traceId: started.trace?.traceId ?? null,
-      };
-      if (body.stream)
-        return streamResponse(deps, req, res, view, { hold: !body.background, trace: started.trace });
-      res.set(EXECUTION_ID_HEADER, id);
+      const body = req.body as ResponsesCreateBody;
+      const started = checkCreate(body)
+        ? await startAgentResponse(deps, req, principal, body)
+        : await startPlainResponse(deps, req, principal, body);
+      const { view, trace } = started;
+      if (body.stream) return streamResponse(deps, req, res, view, { hold: !body.background, trace });
+      res.set(EXECUTION_ID_HEADER, view.id);
       if (body.background) {
-        const answer = started.replayed
-          ? await present((await deps.executions.get(id))!)
-          : responseObject(view, { status: 'queued' });
-        res.json({ ...answer, background: true });
+        const stored = started.replayed
+          ? await deps.executions.content<StoredRequest, StoredAnswer>(view.id)
+          : null;
+        res.json(stored ? await present(deps, stored) : responseObject(view, { status: 'queued' }));
         return;
       }
-      await answerWhenDone(view, started.trace, res);
+      await answerWhenDone(view, trace, res);
     },
   );
 
@@ -187,6 +113,11 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
     );
   }
 
+  // The Go SDK's resume sends its JSON body without a content type (`GetStreaming`).
+  router.get(
+    '/v1/responses/:id',
+    express.json({ type: () => true, limit: deps.bodyLimitBytes, strict: true }),
+  );
   routes.add(
     router,
     openAiRoute({
@@ -204,18 +135,18 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
       errors: [400, 401, 404],
     }),
     async (req, res) => {
-      const record = await visibleResponse(req);
+      const stored = await visibleResponse(deps, req);
       const { stream, startingAfter } = streamQuery(req);
       if (!stream) {
-        res.json(await present(record));
+        res.json(await present(deps, stored));
         return;
       }
-      const view = viewOf(record);
+      const { record } = stored;
+      const view = viewOfStored(stored);
       const relayGone =
         record.status !== 'running' && (await deps.relay.read(record.id, RELAY_START)).length === 0;
       if (!relayGone) return streamResponse(deps, req, res, view, { hold: false, startingAfter });
-      const answer = await deps.executions.getAnswer<StoredAnswer>(record.id);
-      sendArchivedResponse(res, view, archivedEvents(record, answer, 0), startingAfter);
+      sendArchivedResponse(res, view, archivedEvents(record, stored.answer, 0), startingAfter);
     },
   );
 
@@ -230,30 +161,41 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
       errors: [401, 404, 409, 503],
     }),
     async (req, res) => {
-      const stored = await visibleResponse(req);
-      const answer =
-        stored.status === 'running' ? await deps.executions.getAnswer<StoredAnswer>(stored.id) : null;
-      const record = settled(stored, answer);
-      const notRunning = (r: ExecutionRecord) =>
-        new Conflict(`Response ${r.id} cannot be cancelled: it is ${STATUS[r.status]}`);
+      const stored = await visibleResponse(deps, req);
+      const record = settled(stored.record, stored.answer);
       // Cancelling twice answers the cancelled response again, as OpenAI's API does.
-      if (record.status !== 'running' && record.status !== 'cancelled') throw notRunning(record);
-      if (record.status === 'running') {
-        await cancelExecution(deps, record, notRunning);
-        // The workflow records its outcome before it closes: wait for that, within reason.
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          deps.temporal.workflow
-            .getHandle(record.workflow_id)
-            .result()
-            .catch(() => undefined),
-          new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_WAIT_MS))),
-        ]);
-        clearTimeout(timer);
-      }
-      res.json(await present((await deps.executions.get(record.id)) ?? record));
+      if (record.status !== 'running' && record.status !== 'cancelled') throw cannotCancel(record);
+      if (record.status === 'running') await cancelAndWait(deps, record, cannotCancel);
+      res.json(await presentAgain(deps, stored));
     },
   );
 
+  routes.add(
+    router,
+    openAiRoute({
+      method: 'delete',
+      path: '/v1/responses/:id',
+      summary:
+        'Delete a response: a running one is cancelled first (DX-3); its content goes, the record stays for audit',
+      permission: 'the key that started it, or admin',
+      success: { status: 200, description: 'The deletion', schema: deletedResponseSchema },
+      errors: [401, 404, 503],
+    }),
+    async (req, res) => {
+      const stored = await visibleResponse(deps, req);
+      const record = settled(stored.record, stored.answer);
+      // One that ended meanwhile is deleted as it is.
+      const ended = (r: ExecutionRecord) => new Conflict(`Response ${r.id} ended`);
+      if (record.status === 'running')
+        await cancelAndWait(deps, record, ended).catch((err: unknown) => {
+          if (!(err instanceof Conflict)) throw err;
+        });
+      await deps.executions.deleteContent(record.id);
+      await deps.relay.delete(record.id);
+      res.json({ id: record.id, object: 'response.deleted', deleted: true });
+    },
+  );
+
+  router.use(responseItemRoutes(routes, deps));
   return router;
 }

@@ -167,13 +167,13 @@ describe('failures, statuses and the SDK', () => {
       .catch((e) => e)) as APIError;
     expect(version.message).toBe(`404 Agent ${seeded.agentId} has no version 9`);
     const extra = (await client.responses
-      .create({ ...request(), input: 'Hello' })
+      .create({ ...request(), inputs: 'Hello' } as OpenAI.Responses.ResponseCreateParamsNonStreaming)
       .catch((e) => e)) as APIError;
     expect(extra).toBeInstanceOf(OpenAI.BadRequestError);
     expect(extra.error).toEqual({
-      message: 'Unknown field: input',
+      message: 'Unknown field: inputs',
       type: 'invalid_request_error',
-      param: 'input',
+      param: 'inputs',
       code: 'unknown_parameter',
     });
     expect(fake.requestsFor(MODEL)).toHaveLength(0);
@@ -246,18 +246,15 @@ describe('one execution, two protocols', () => {
 });
 
 describe('documentation', () => {
-  it('/openapi.json documents the three routes, Bearer authentication and the OpenAI error shape', async () => {
+  it('/openapi.json documents the routes, Bearer authentication and the OpenAI error shape', async () => {
     const doc = (await stack.admin.get('/openapi.json')).body;
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(['/v1/responses', '/v1/responses/{id}', '/v1/responses/{id}/cancel']),
     );
     const create = doc.paths['/v1/responses'].post;
     expect(create.security).toContainEqual({ bearer: [] });
-    expect(create.requestBody.content['application/json'].schema.required).toEqual([
-      'prompt',
-      'model',
-      'metadata',
-    ]);
+    // `prompt` (an agent) and its `metadata` are optional since issue 34: without them the LLM answers.
+    expect(create.requestBody.content['application/json'].schema.required).toEqual(['model']);
     expect(create.responses['400'].content['application/json'].schema.required).toEqual(['error']);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });

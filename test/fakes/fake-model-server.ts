@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { answerText, streamAnswer, type StreamFault } from './fake-answer';
 import { BackgroundResponses, type BackgroundCounts, type FakeBackgroundBehaviour } from './fake-background';
+import { handleCompaction } from './fake-compaction';
 import { FakeEmbeddings, fakeEmbedding, type FakeEmbeddingBehaviour } from './fake-embeddings';
 import {
   cutConnection,
@@ -119,6 +120,8 @@ export function startFakeModelServer(opts: StartFakeModelServerOptions = {}): Pr
     if (req.method === 'POST' && (pathname === '/embeddings' || pathname.endsWith('/embeddings'))) {
       return embeddings.handle(req, res);
     }
+    if (req.method === 'POST' && pathname.endsWith('/responses/compact'))
+      return handleCompaction(req, res, (model, body) => requests.push(recordOf(req, model, body)));
     if (backgroundRoute(req, res, pathname)) return;
     if (req.method !== 'POST' || !(pathname === '/responses' || pathname.endsWith('/responses'))) {
       req.resume();

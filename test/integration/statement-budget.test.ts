@@ -102,3 +102,40 @@ it.each([
     expect(sent.length).toBeGreaterThan(0);
   },
 );
+
+/** A plain /v1/responses create (issue 34), answered whole, and its finished record. */
+async function respond(body: Record<string, unknown>): Promise<string> {
+  const res = await stack.api.post('/v1/responses', { model: llmId, ...body });
+  expect(res.status).toBe(200);
+  expect(res.body.output_text).toBe('Eight o clock');
+  const db = new PgClient({ connectionString: stack.database.url });
+  await db.connect();
+  try {
+    await until(
+      async () =>
+        (await db.query('SELECT 1 FROM executions WHERE id = $1 AND finished_at IS NOT NULL', [res.body.id]))
+          .rowCount || undefined,
+      { what: 'the finished record', intervalMs: 5 },
+    );
+  } finally {
+    await db.end();
+  }
+  return res.body.id as string;
+}
+
+// The key, the record and request, the activity's request read, the answer, the outcome, and the
+// answer read back for the whole answer: a direct query's statements, nothing for the protocol.
+it('a plain /v1/responses create answered whole sends at most 6 statements, and previous_response_id one read more', async () => {
+  const first = await respond({ input: 'When does the cafeteria open?' });
+  const plain = await statementsOf(stack.rt.db, () =>
+    respond({ input: 'When does the vault rotate?' }).then(() => undefined),
+  );
+  expect(plain.slice(6)).toEqual([]);
+  const continued = await statementsOf(stack.rt.db, async () => {
+    await respond({ input: 'And on Sundays?', previous_response_id: first });
+  });
+  // The LLM's 1 s lookup cache may lapse between the two on a busy machine: its refill is no
+  // statement of the conversation.
+  const noRefill = (statements: string[]) => statements.filter((s) => !/from "llms"/i.test(s));
+  expect(noRefill(continued)).toHaveLength(noRefill(plain).length + 1);
+});

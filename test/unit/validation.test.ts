@@ -3,6 +3,7 @@ import { InvalidInput } from '../../domain/errors';
 import { MAX_BODY_DEPTH, validate } from '../../api/validation';
 import { createApiKeySchema, updateApiKeySchema } from '../../api/schemas/api-keys';
 import { createLlmSchema, llmQuerySchema, updateLlmSchema } from '../../api/schemas/llms';
+import { createResponseSchema } from '../../api/schemas/responses';
 
 const LLM = { name: 'gpt', endpoint: 'https://api.openai.com/v1', model: 'gpt-4o-mini', api_key: 'sk-x' };
 
@@ -172,5 +173,40 @@ describe('validate (§1 bodies)', () => {
         `Request body nests deeper than ${MAX_BODY_DEPTH} levels`,
       );
     }
+  });
+
+  it("§1: a union names what is wrong inside the branch of the value's type, not the other branch", () => {
+    const err = rejection(createResponseSchema, { model: 'm', input: [{ content: 'x' }] });
+    expect(err.items).toEqual([
+      { type: 'required', path: 'input[0].role', message: 'Missing required field: input[0].role' },
+    ]);
+    // A value of neither type: both branches say so.
+    expect(rejection(createResponseSchema, { model: 'm', input: 5 }).message).toBe(
+      'input must be string; input must be array',
+    );
+  });
+
+  it('OR-1: a create accepts plain requests, item types it does not know and extra keys in items', () => {
+    const body = {
+      model: 'm',
+      input: [
+        {
+          type: 'message',
+          id: 'msg_1',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'a', annotations: [] }],
+        },
+        { type: 'compaction', id: 'cmp_1', encrypted_content: 'e', created_by: 'x' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+      ],
+      store: false,
+      stream_options: { include_obfuscation: false },
+      prompt_cache_retention: '24h',
+    };
+    expect(validate(createResponseSchema, body)).toBe(body);
+    expect(rejection(createResponseSchema, { model: 'm', input: [{ type: 'compaction' }] }).items).toEqual([
+      expect.objectContaining({ path: 'input[0].encrypted_content', type: 'required' }),
+    ]);
   });
 });
