@@ -9,7 +9,11 @@ import { createKnex, databaseStartError, migrate, type Knex } from './db/knex';
 import { createStores, type Stores } from './db/stores';
 import { reindexLexemes } from './db/lexeme-reindex';
 import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
-import { createIdempotencyStore, type IdempotencyStore } from './infra/idempotency-store';
+import {
+  createIdempotencyStore,
+  type IdempotencyStore,
+  type LeasedIdempotencyStore,
+} from './infra/idempotency-store';
 import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
 import type { Config } from './infra/config';
 import type { Limits } from './domain/limits';
@@ -40,7 +44,7 @@ export interface Runtime extends Stores {
   traces: TraceStore;
   failureLimiter: RateLimiterAbstract;
   chainRateLimiter: ChainRateLimiter;
-  idempotency: IdempotencyStore;
+  idempotency: LeasedIdempotencyStore;
   /** Which attempt streams each execution's answer (activities/model-stream-claim.ts). */
   modelStreams: IdempotencyStore;
   executeCache: ExecuteCache;
