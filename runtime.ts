@@ -4,10 +4,11 @@ import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { failureConverterPath } from './infra/failure-converter';
+import { Counter, Registry } from 'prom-client';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { createKnex, databaseStartError, migrate, type Knex } from './db/knex';
 import { createStores, type Stores } from './db/stores';
-import { reindexLexemes } from './db/lexeme-reindex';
+import { startLexemeReindex } from './db/lexeme-reindex';
 import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
 import {
   createIdempotencyStore,
@@ -52,6 +53,8 @@ export interface Runtime extends Stores {
   ingestion: IngestionProfile;
   /** SPEC §18 limits, handed to the routes and activities that enforce them. */
   limits: Limits;
+  /** Series of what runs in both processes (the start's re-index): served by each one's /metrics. */
+  metrics: Registry;
   close(): Promise<void>;
 }
 
@@ -97,11 +100,13 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   }
   // Fragments stored before their lexemes were keyed are keyed now, in the background (their
   // full-text matches come back batch by batch; docs/decisions.md, "No words at rest").
-  const stopReindex = new AbortController();
-  const reindexing = reindexLexemes(db, keyring, stores.documents.lexemes, stopReindex.signal).then(
-    (n) => void (n > 0 && logger.info({ fragments: n }, 'fragment lexemes keyed')),
-    (err: unknown) => logger.warn({ err }, 'keying fragment lexemes failed; the next start resumes it'),
-  );
+  const metrics = new Registry();
+  const unreadable = new Counter({
+    name: 'agentry_lexeme_reindex_unreadable_total',
+    help: 'Fragments the start-up lexeme re-index skipped because their text could not be decrypted',
+    registers: [metrics],
+  });
+  const reindex = startLexemeReindex(db, keyring, stores.documents.lexemes, logger, unreadable);
   return {
     config,
     logger,
@@ -123,9 +128,9 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     profiles: { llm: config.llm, bookkeeping: config.bookkeeping },
     ingestion: config.ingestion,
     limits: config.limits,
+    metrics,
     async close() {
-      stopReindex.abort();
-      await reindexing;
+      await reindex.stop();
       await relay.close();
       subscriptions?.close();
       await redis?.close();

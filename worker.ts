@@ -26,9 +26,8 @@ async function main(): Promise<void> {
       res.writeHead(404).end();
       return;
     }
-    Promise.all([registry.metrics(), temporalMetrics()]).then(
-      ([own, temporal]) =>
-        res.writeHead(200, { 'Content-Type': registry.contentType }).end(`${own}\n${temporal}`),
+    Promise.all([registry.metrics(), rt.metrics.metrics(), temporalMetrics()]).then(
+      (series) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(series.join('\n')),
       () => res.writeHead(500).end(),
     );
   });

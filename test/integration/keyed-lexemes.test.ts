@@ -1,8 +1,8 @@
 // Issue 29 item 8 beyond a fresh ingestion: fragments stored before their lexemes were keyed are
 // keyed by the start-up re-index (migration 008's queue), and after a secret rotation the
 // fragments keyed under the previous secret are still found, with the same rank. Issue 33: a
-// failing statement over fragment texts reaches the log by its code and statement, never with
-// the texts.
+// fragment whose text cannot be decrypted does not stall the re-index, and a failing statement
+// over fragment texts reaches the log by its code and statement, never with the texts.
 import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { DocumentStore } from '../../db/document-store';
@@ -132,7 +132,7 @@ describe('the start-up re-index meets a fragment it cannot use (issue 33)', () =
   }
 
   /** A process started on this database (its re-index runs and is awaited): its log lines and metrics. */
-  async function restart(): Promise<{ lines: Record<string, any>[]; text: string }> {
+  async function restart(): Promise<{ lines: Record<string, any>[]; text: string; metrics: string }> {
     const chunks: string[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
@@ -149,6 +149,7 @@ describe('the start-up re-index meets a fragment it cannot use (issue 33)', () =
         .filter((l) => l.trim() !== '')
         .map((l) => JSON.parse(l)),
       text,
+      metrics: await rt.metrics.metrics(),
     };
   }
 
@@ -171,5 +172,37 @@ describe('the start-up re-index meets a fragment it cannot use (issue 33)', () =
     } finally {
       await stack.rt.db.raw(`ALTER DATABASE "${database}" RESET log_parameter_max_length_on_error`);
     }
+  });
+
+  it('a fragment whose text cannot be decrypted is skipped, counted and logged by its id; the batch goes on and the next start finds nothing queued', async () => {
+    const [first, lost, last] = fragments as [
+      (typeof fragments)[0],
+      (typeof fragments)[0],
+      (typeof fragments)[0],
+    ];
+    const foreign = new KeyRing('a-secret-this-deployment-never-had').encrypt('content', LINES[1]!);
+    await queue(first.id, first.text_cipher, LINES[0]!);
+    await queue(lost.id, foreign, LINES[1]!);
+    await queue(last.id, last.text_cipher, LINES[2]!);
+    const { lines, text: log, metrics } = await restart();
+    const tsvOf = async (id: string) => (await stack.rt.db('fragments').where({ id }).first('tsv')).tsv;
+    expect(await tsvOf(first.id)).toBe(first.tsv);
+    expect(await tsvOf(last.id)).toBe(last.tsv);
+    // Its plain lexemes are dropped (no words at rest); it is found again once re-ingested.
+    expect(await tsvOf(lost.id)).toBeNull();
+    expect(await stack.rt.db('lexeme_reindex').count('* as n').first()).toEqual({ n: 0 });
+    expect(metrics).toMatch(/^agentry_lexeme_reindex_unreadable_total 1$/m);
+    // Served by the API's /metrics (and the worker's), beside its own series.
+    expect((await stack.api.get('/metrics')).text).toMatch(/^agentry_lexeme_reindex_unreadable_total 0$/m);
+    const skipped = lines.filter((l) => l.fragmentId !== undefined);
+    expect(skipped).toEqual([
+      expect.objectContaining({ level: 40, fragmentId: lost.id, table: 'fragments' }),
+    ]);
+    expect(log).not.toContain('Gulls');
+    expect(log).not.toContain('lamp');
+
+    const again = await restart();
+    expect(again.metrics).toMatch(/^agentry_lexeme_reindex_unreadable_total 0$/m);
+    expect(again.lines.filter((l) => l.level >= 40)).toEqual([]);
   });
 });
