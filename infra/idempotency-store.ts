@@ -8,7 +8,7 @@
 // it. Whether a lease lapsed is decided by Redis's own expiry (PX), never by comparing a time one
 // process wrote with another's clock: replicas' clocks differ by seconds (issue 33).
 import { expiringEntries } from './expiring-entries';
-import { outlastingOutage, type RedisClient } from './redis-client';
+import { answered, outlastingOutage, type RedisClient } from './redis-client';
 
 export interface IdempotencyStore {
   /**
@@ -103,7 +103,8 @@ export class RedisIdempotencyStore implements LeasedIdempotencyStore {
 
   /** A script over the key and its lease that answers 1 (done) or 0. */
   private async run(script: string, key: string, args: string[]): Promise<boolean> {
-    return ((await this.redis.eval(script, { keys: this.keys(key), arguments: args })) as number) > 0;
+    const reply = await answered(this.redis.eval(script, { keys: this.keys(key), arguments: args }));
+    return (reply as number) > 0;
   }
 }
 

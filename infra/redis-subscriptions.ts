@@ -10,7 +10,7 @@
 // confirmed must not unsubscribe the channel a re-attaching reader has just joined (issue 33; the
 // connection holds one subscription per channel, whoever asked for it).
 import type { Logger } from './logger';
-import { outlastingOutage, watchConnection, type RedisClient } from './redis-client';
+import { answered, outlastingOutage, watchConnection, type RedisClient } from './redis-client';
 
 interface ChannelListener {
   message(message: string): void;
@@ -74,8 +74,28 @@ export class RedisSubscriptions {
   };
 
   private async subscribe(channel: string): Promise<void> {
-    const client = await this.subscriber();
-    await outlastingOutage(() => client.subscribe(channel, this.onMessage), this.outageToleranceMs);
+    await outlastingOutage(() => this.subscribeOnce(channel), this.outageToleranceMs);
+  }
+
+  /**
+   * One SUBSCRIBE (and the connection's start), bounded like any reply (`answered`): one that
+   * comes after that is undone unless the channel is wanted again.
+   */
+  private async subscribeOnce(channel: string): Promise<void> {
+    const subscribing = this.subscriber().then(async (client) => {
+      await client.subscribe(channel, this.onMessage);
+      return client;
+    });
+    try {
+      await answered(subscribing);
+    } catch (err) {
+      subscribing
+        .then((client) =>
+          this.channels.has(channel) ? undefined : client.unsubscribe(channel, this.onMessage),
+        )
+        .catch(() => undefined);
+      throw err;
+    }
   }
 
   private async subscriber(): Promise<RedisClient> {
