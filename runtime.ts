@@ -4,13 +4,18 @@ import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { failureConverterPath } from './infra/failure-converter';
+import { Counter, Registry } from 'prom-client';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { createKnex, databaseStartError, migrate, type Knex } from './db/knex';
 import { requireMigrated } from './db/migration-status';
 import { createStores, type Stores } from './db/stores';
-import { reindexLexemes } from './db/lexeme-reindex';
+import { startLexemeReindex } from './db/lexeme-reindex';
 import { createChainRateLimiter, type ChainRateLimiter } from './infra/chain-rate-limiter';
-import { createIdempotencyStore, type IdempotencyStore } from './infra/idempotency-store';
+import {
+  createIdempotencyStore,
+  type IdempotencyStore,
+  type LeasedIdempotencyStore,
+} from './infra/idempotency-store';
 import { MemoryExecuteCache, RedisExecuteCache, type ExecuteCache } from './infra/execute-cache';
 import type { Config } from './infra/config';
 import type { Limits } from './domain/limits';
@@ -41,7 +46,7 @@ export interface Runtime extends Stores {
   traces: TraceStore;
   failureLimiter: RateLimiterAbstract;
   chainRateLimiter: ChainRateLimiter;
-  idempotency: IdempotencyStore;
+  idempotency: LeasedIdempotencyStore;
   /** Which attempt streams each execution's answer (activities/model-stream-claim.ts). */
   modelStreams: IdempotencyStore;
   executeCache: ExecuteCache;
@@ -49,6 +54,8 @@ export interface Runtime extends Stores {
   ingestion: IngestionProfile;
   /** SPEC §18 limits, handed to the routes and activities that enforce them. */
   limits: Limits;
+  /** Series of what runs in both processes (the start's re-index): served by each one's /metrics. */
+  metrics: Registry;
   close(): Promise<void>;
 }
 
@@ -96,11 +103,13 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   }
   // Fragments stored before their lexemes were keyed are keyed now, in the background (their
   // full-text matches come back batch by batch; docs/decisions.md, "No words at rest").
-  const stopReindex = new AbortController();
-  const reindexing = reindexLexemes(db, keyring, stores.documents.lexemes, stopReindex.signal).then(
-    (n) => void (n > 0 && logger.info({ fragments: n }, 'fragment lexemes keyed')),
-    (err: unknown) => logger.warn({ err }, 'keying fragment lexemes failed; the next start resumes it'),
-  );
+  const metrics = new Registry();
+  const unreadable = new Counter({
+    name: 'agentry_lexeme_reindex_unreadable_total',
+    help: 'Fragments the start-up lexeme re-index skipped because their text could not be decrypted',
+    registers: [metrics],
+  });
+  const reindex = startLexemeReindex(db, keyring, stores.documents.lexemes, logger, unreadable);
   return {
     config,
     logger,
@@ -122,9 +131,9 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     profiles: { llm: config.llm, bookkeeping: config.bookkeeping },
     ingestion: config.ingestion,
     limits: config.limits,
+    metrics,
     async close() {
-      stopReindex.abort();
-      await reindexing;
+      await reindex.stop();
       await relay.close();
       subscriptions?.close();
       await redis?.close();

@@ -11,7 +11,7 @@ import { connectTemporal } from './infra/temporal-connection';
 import { watchEventLoop } from './infra/event-loop-watchdog';
 import { installTemporalMetrics } from './infra/temporal-metrics';
 import { createWorkerProbeServer } from './infra/worker-probes';
-import { createRuntime } from './runtime';
+import { createRuntime, type Runtime } from './runtime';
 import { startWorker, type WorkerHandle } from './start-worker';
 
 async function main(): Promise<void> {
@@ -22,10 +22,13 @@ async function main(): Promise<void> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'agentry_worker_' });
   const watchdog = watchEventLoop({ registry, logger });
-  // Filled once the workers exist; the probes read it from the start.
-  const started: { handle?: WorkerHandle } = {};
+  // Filled once the runtime and the workers exist; the probes read them from the start.
+  const started: { handle?: WorkerHandle; rt?: Runtime } = {};
   const probes = createWorkerProbeServer({
-    metrics: async () => `${await registry.metrics()}\n${await temporalMetrics()}`,
+    metrics: async () =>
+      (await Promise.all([registry.metrics(), started.rt?.metrics.metrics() ?? '', temporalMetrics()])).join(
+        '\n',
+      ),
     contentType: registry.contentType,
     states: () => started.handle?.states(),
     loopDelayMs: () => watchdog.recentDelayMs(),
@@ -38,6 +41,7 @@ async function main(): Promise<void> {
     probes.listen(config.workerMetricsPort, resolve);
   });
   const rt = await createRuntime(config, logger);
+  started.rt = rt;
   const connection = await connectTemporal(config.temporal);
   const running = await startWorker(rt, connection, registry);
   started.handle = running;

@@ -12,7 +12,7 @@ import type { KeyRing } from '../infra/crypto';
 import type { EncryptionCodec } from '../infra/payload-codec';
 import type { Config } from '../infra/config';
 import type { Limits } from '../domain/limits';
-import type { IdempotencyStore } from '../infra/idempotency-store';
+import type { LeasedIdempotencyStore } from '../infra/idempotency-store';
 import type { Relay } from '../infra/relay';
 import type { StopNotices } from '../infra/stop-notices';
 import type { TraceStore } from '../infra/trace-store';
@@ -61,7 +61,7 @@ interface AppDeps extends Stores {
   metrics: ApiMetrics;
   failureLimiter: RateLimiterAbstract;
   /** Idempotency-Key claims of the execute routes (DX-4), shared by the replicas through Redis. */
-  idempotency: IdempotencyStore;
+  idempotency: LeasedIdempotencyStore;
   /** CH-4 `rateLimitPerMinute`, shared by the replicas through Redis. */
   chainRateLimiter: ChainRateLimiter;
   failureLimit: number;

@@ -6,6 +6,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import { AgentryError, ExecutionFailed, NotFound, TooManyRequests, Unavailable } from '../domain/errors';
 import { isDatabaseConnectionLost } from '../infra/connection-errors';
+import { loggedError } from '../infra/logger';
 import { isRedisUnavailable } from '../infra/redis-client';
 import { isOpenAiPath } from './auth';
 import { sendOpenAiError } from './openai-errors';
@@ -131,7 +132,7 @@ export const notFoundHandler: RequestHandler = (req, _res, next) => {
 
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   if (res.headersSent) {
-    req.log.warn({ err: (err as Error)?.message }, 'error after the response started');
+    req.log.warn({ err: loggedError(err) }, 'error after the response started');
     res.end();
     return;
   }
@@ -156,7 +157,7 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     return;
   }
   if (isDependencyFailure(err)) {
-    req.log.warn({ err: (err as Error).message }, 'dependency unavailable');
+    req.log.warn({ err: loggedError(err) }, 'dependency unavailable');
     sendError(req, res, 503, 'A dependency is unavailable; try again shortly');
     return;
   }

@@ -8,6 +8,7 @@ import type { Request, Response } from 'express';
 import type { ExecutionStore } from '../db/execution-store';
 import { ExecutionFailed } from '../domain/errors';
 import type { ClientEvent } from '../domain/stream-events';
+import { loggedError } from '../infra/logger';
 import type { Relay } from '../infra/relay';
 import { workflowIdFor, type ExecutionResult } from '../workflows/contracts';
 import { describeFailure } from '../workflows/describe-failure';
@@ -157,7 +158,7 @@ export async function followExecution(
         for (const lag of batch.lagsMs) deps.metrics.relayLag.observe(lag / 1000);
       }
     } catch (err) {
-      req.log.warn({ err: (err as Error).message, executionId }, 'stream interrupted');
+      req.log.warn({ err: loggedError(err), executionId }, 'stream interrupted');
       if (!reader.finished && !gone)
         sink.write([reader.sequencer.synthesize({ type: 'error', status: 503, detail: sink.interrupted })]);
     } finally {

@@ -4,13 +4,15 @@
 // call); a different fingerprint is a 409. The first request claims the key with SET NX before it
 // starts anything, so concurrent identical requests start one execution: the others wait for the
 // claim to name its execution. A start that fails releases the claim, so the client can retry.
-// The claim names the ids the start will use and carries a lease the start keeps renewing: a
-// repeat that finds the lease lapsed (the API died mid-start) takes the claim over and starts
-// with the same ids, which attaches to whatever the dead start had done (api/start-execution.ts).
+// The claim names the ids the start will use and carries a lease the start keeps renewing, which
+// Redis expires (infra/idempotency-store.ts): a repeat that finds the lease lapsed (the API died
+// mid-start, or its renewals did not land) takes the claim over and starts with the same ids,
+// which attaches to whatever the first start did or will do (api/start-execution.ts). A start that
+// lost its claim so, while alive, attaches too, and never marks the execution failed.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { Conflict, InvalidInput, Unavailable } from '../domain/errors';
-import type { IdempotencyStore } from '../infra/idempotency-store';
+import type { LeasedIdempotencyStore } from '../infra/idempotency-store';
 import { principalOf } from './auth';
 import { newExecutionIds, type ExecutionIds } from './start-execution';
 
@@ -26,14 +28,14 @@ export const IDEMPOTENCY_HEADER_SPEC = {
 };
 
 export interface IdempotencyDeps {
-  idempotency: IdempotencyStore;
+  idempotency: LeasedIdempotencyStore;
 }
 
 const REMEMBER_MS = 24 * 3600_000;
 /**
- * How long a start's claim holds without renewal: a repeat finding it older takes it over (the
- * start's API died). Renewed every third of it; a start that only stalled is safe to take over
- * too, since both start the same ids.
+ * How long a start's lease holds without renewal: a repeat finding it lapsed takes the claim over
+ * (the start's API died). Renewed every third of it; a start that only stalled is safe to take
+ * over too, since both start the same ids.
  */
 const LEASE_MS = 6000;
 /** How long a repeat waits for a live start to name its execution. */
@@ -46,9 +48,8 @@ interface Entry {
   executionId: string | null;
   /** Makes each claim's value unique, so only its owner replaces or releases it. */
   claim: string;
-  /** While starting: the ids the start uses, and until when its claim holds (epoch ms). */
+  /** While starting: the ids the start uses (its lease is a key of its own, in Redis's clock). */
   ids?: ExecutionIds;
-  leaseUntil?: number;
 }
 
 /** The request's `Idempotency-Key`, undefined when absent; 400 when malformed. */
@@ -108,11 +109,12 @@ export async function withIdempotency(
     executionId: null,
     claim: randomUUID(),
     ids,
-    leaseUntil: Date.now() + LEASE_MS,
   });
   for (;;) {
     const mine = starting(newExecutionIds());
-    const held = await store(() => deps.idempotency.claim(scoped, JSON.stringify(mine), REMEMBER_MS));
+    const held = await store(() =>
+      deps.idempotency.claim(scoped, JSON.stringify(mine), REMEMBER_MS, LEASE_MS),
+    );
     if (held === null)
       return { executionId: await startHolding(deps, req, scoped, mine, start), replayed: false };
     const entry = JSON.parse(held) as Entry;
@@ -124,18 +126,17 @@ export async function withIdempotency(
       req.res?.set('Idempotent-Replayed', 'true');
       return { executionId: entry.executionId, replayed: true };
     }
-    if (entry.ids && (entry.leaseUntil ?? 0) < Date.now()) {
-      // The start's API died (or stalled) mid-start: this request starts the same ids again.
-      const taken = starting({ ...entry.ids, again: true });
-      if (await store(() => deps.idempotency.replace(scoped, held, JSON.stringify(taken), REMEMBER_MS))) {
-        req.log.info(
-          { executionId: entry.ids.executionId },
-          'idempotency claim taken over from a lapsed start',
-        );
+    // Redis decides whether the lease lapsed (the start's API died, or stalled unrenewed): then
+    // this request starts the same ids again.
+    const { executionId, requestPayloadId } = entry.ids ?? {};
+    if (executionId && requestPayloadId) {
+      const taken = starting({ executionId, requestPayloadId, again: true });
+      const value = JSON.stringify(taken);
+      if (await store(() => deps.idempotency.takeOver(scoped, held, value, REMEMBER_MS, LEASE_MS))) {
+        req.log.info({ executionId }, 'idempotency claim taken over from a lapsed start');
         req.res?.set('Idempotent-Replayed', 'true');
         return { executionId: await startHolding(deps, req, scoped, taken, start), replayed: true };
       }
-      continue;
     }
     if (Date.now() > deadline)
       throw new Conflict(`${IDEMPOTENCY_HEADER} ${key} is held by a request that is still starting; retry`);
@@ -144,8 +145,9 @@ export async function withIdempotency(
 }
 
 /**
- * Starts the claim's ids while renewing its lease, then remembers the execution under the key; a
- * start that fails releases the key (the client may retry).
+ * Starts the claim's ids while renewing its lease, then remembers the execution under the key. A
+ * start that fails releases the key (the client may retry); only a start that still held it may
+ * mark its execution failed (ExecutionIds.relinquish).
  */
 async function startHolding(
   deps: IdempotencyDeps,
@@ -154,27 +156,28 @@ async function startHolding(
   claimed: Entry,
   start: (ids: ExecutionIds) => Promise<string>,
 ): Promise<string> {
-  let value = JSON.stringify(claimed);
+  const value = JSON.stringify(claimed);
   // A slow start (Temporal retrying, a chain admission waiting on a lock) keeps its claim. One
-  // renewal at a time, each replacing the value the last one left.
-  let renewing = Promise.resolve();
+  // renewal at a time; a lapsed or taken lease stays so (the taker starts the same ids).
+  let renewing = Promise.resolve(true);
   const renew = setInterval(() => {
-    renewing = renewing.then(async () => {
-      const renewed = JSON.stringify({ ...claimed, leaseUntil: Date.now() + LEASE_MS });
-      if (await deps.idempotency.replace(scoped, value, renewed, REMEMBER_MS).catch(() => false))
-        value = renewed;
-    });
+    renewing = renewing.then((held) =>
+      held ? deps.idempotency.renewLease(scoped, value, LEASE_MS).catch(() => true) : false,
+    );
   }, LEASE_MS / 3);
   const stopRenewing = async (): Promise<void> => {
     clearInterval(renew);
     await renewing;
   };
+  let released: Promise<boolean> | undefined;
+  const relinquish = (): Promise<boolean> =>
+    (released ??= deps.idempotency.release(scoped, value).catch(() => false));
   let executionId: string;
   try {
-    executionId = await start(claimed.ids!);
+    executionId = await start({ ...claimed.ids!, relinquish });
   } catch (err) {
     await stopRenewing();
-    await deps.idempotency.release(scoped, value).catch(() => undefined);
+    await relinquish();
     throw err;
   }
   await stopRenewing();

@@ -4,7 +4,7 @@
 import type { Request } from 'express';
 import type { Agent } from '../db/agent-store';
 import { InvalidInput, NotFound } from '../domain/errors';
-import type { ObjectType, Principal } from '../domain/permissions';
+import { can, type ObjectType, type Principal } from '../domain/permissions';
 import { isUuid } from '../infra/ids';
 import { loadAuthorized } from './access';
 import {
@@ -89,7 +89,11 @@ export function streamQuery(req: Request): { stream: boolean; startingAfter: num
   };
 }
 
-/** An object a body field names by id or by name, with execute permission on it. */
+/**
+ * An object a body field names by id or by name, with execute permission on it. A name the key
+ * may not execute is answered as an unknown name: the key learns neither that it exists nor its
+ * id (by id, §9.2's 403 stays: the caller already holds the id).
+ */
 async function named<T extends { id: string; ownerKeyId?: string | null }>(
   principal: Principal,
   type: ObjectType,
@@ -97,9 +101,13 @@ async function named<T extends { id: string; ownerKeyId?: string | null }>(
   value: string,
   store: { getCached(id: string): Promise<T | null>; idByName(name: string): Promise<string | null> },
 ): Promise<T> {
-  const id = isUuid(value) ? value : await store.idByName(value);
-  if (id === null) throw new NotFound(`${label} ${value} not found`);
-  return loadAuthorized(principal, 'execute', type, label, id, (key) => store.getCached(key));
+  const load = (key: string) => store.getCached(key);
+  if (isUuid(value)) return loadAuthorized(principal, 'execute', type, label, value, load);
+  const unknown = () => new NotFound(`${label} ${value} not found`);
+  const id = await store.idByName(value);
+  const object = id === null ? null : await load(id);
+  if (object === null || !can(principal, 'execute', type, object)) throw unknown();
+  return object;
 }
 
 /** `prompt.id` at `prompt.version` (omitted: the current one; AG-11 keeps every version). */

@@ -54,7 +54,9 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
       ...(rt.redis ? { redis: () => rt.redis!.ping() } : {}),
       temporal: () => checkNamespace(temporal.workflowService, config.temporal),
     },
-    ...(options.extraMetrics ? { extraMetrics: options.extraMetrics } : {}),
+    // The runtime's series once per process: an embedded worker's registry does not hold them.
+    extraMetrics: async () =>
+      [await rt.metrics.metrics(), options.extraMetrics ? await options.extraMetrics() : ''].join('\n'),
     ...(options.eagerStart ? { eagerStart: true } : {}),
   });
   const server = createServer({ keepAliveTimeout: IDLE_CONNECTION_MS }, (req, res) => {

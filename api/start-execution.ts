@@ -1,8 +1,10 @@
 // Starting an execution: the record and its encrypted request content are written first, then
 // the workflow `execution-<id>` starts with ids only, the DX-5 search attributes and a summary
 // of ids and names for the Temporal UI (workflows/user-metadata.ts). A start with given ids is
-// idempotent (DX-4: a repeat taking over the Idempotency-Key claim of an API that died mid-start,
-// api/idempotency.ts): a record already written is kept, a workflow already started is the one.
+// idempotent (DX-4: a repeat taking over the Idempotency-Key claim of a start that died or
+// stalled, api/idempotency.ts): a record already written is kept, a workflow already started is
+// the one. The ids are chosen before the start, so `execution-<id>` found started was started by
+// another start of these ids: this one attaches to it, and never marks it failed.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ExecutionStore, NewExecution } from '../db/execution-store';
 import { Unavailable } from '../domain/errors';
@@ -47,6 +49,11 @@ export interface ExecutionIds {
   requestPayloadId: string;
   /** Another request may have started with these ids before (a taken-over claim). */
   again?: boolean;
+  /**
+   * Gives up the claim on these ids after a failed start: false when another request took it
+   * over (and may have started them), so this start leaves the record alone.
+   */
+  relinquish?: () => Promise<boolean>;
 }
 
 export const newExecutionIds = (): ExecutionIds => ({ executionId: newId(), requestPayloadId: newId() });
@@ -54,7 +61,7 @@ export const newExecutionIds = (): ExecutionIds => ({ executionId: newId(), requ
 export async function startExecution<Args>(
   deps: StartExecutionDeps,
   start: ExecutionStart<Args>,
-  { executionId, requestPayloadId, again = false }: ExecutionIds = newExecutionIds(),
+  { executionId, requestPayloadId, again = false, relinquish }: ExecutionIds = newExecutionIds(),
 ): Promise<string> {
   const workflowId = workflowIdFor(executionId);
   const write = start.writeRecord ?? ((execution, request) => deps.executions.create(execution, request));
@@ -81,11 +88,13 @@ export async function startExecution<Args>(
       ...(deps.eagerStart ? { requestEagerStart: true } : {}),
     });
   } catch (err) {
-    if (again && err instanceof WorkflowExecutionAlreadyStartedError) return executionId;
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return executionId;
     deps.logger.error({ err: (err as Error).message, executionId }, 'could not start the execution workflow');
-    await deps.executions
-      .finish(executionId, { status: 'failed', error: { status: 503, type: 'Infra.Unavailable' } }, 0)
-      .catch(() => undefined);
+    // Released first: once the key is gone nobody can take these ids over and start them.
+    if (relinquish === undefined || (await relinquish()))
+      await deps.executions
+        .finish(executionId, { status: 'failed', error: { status: 503, type: 'Infra.Unavailable' } }, 0)
+        .catch(() => undefined);
     throw new Unavailable('Could not start the execution: Temporal is unavailable');
   }
   deps.metrics.executionsStarted.inc({ kind: start.record.kind });

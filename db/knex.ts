@@ -57,11 +57,32 @@ export function createKnex(connectionString: string, poolMax: number, session?: 
         );
       }
     : undefined;
-  return knex({
+  const db = knex({
     client: 'pg',
     connection: { connectionString },
     pool: { min: 0, max: poolMax, ...(afterCreate ? { afterCreate } : {}) },
     acquireConnectionTimeout: 10_000,
+    // A failing statement's message holds its SQL, never the values bound to it (content).
+    compileSqlOnError: false,
+  });
+  db.on('query-error', (err: unknown, query: { sql?: unknown }) => nameStatement(err, query.sql));
+  return db;
+}
+
+/**
+ * Names the statement a database error came from (`update fragments`), for its log line
+ * (infra/logger.ts): the error's message and fields are not logged, since PostgreSQL quotes
+ * values in them (an input it could not read, a row's columns, the parameters of a failed
+ * statement when `log_parameter_max_length_on_error` is set).
+ */
+function nameStatement(err: unknown, sql: unknown): void {
+  if (err === null || typeof err !== 'object' || typeof sql !== 'string') return;
+  const verb = /^\s*(\w+)/.exec(sql)?.[1]?.toLowerCase() ?? 'statement';
+  const relation = /\b(?:from|into|update|join)\s+"?([A-Za-z_]\w*)/i.exec(sql)?.[1];
+  Object.defineProperty(err, 'statement', {
+    value: relation ? `${verb} ${relation}` : verb,
+    enumerable: false,
+    configurable: true,
   });
 }
 

@@ -39,7 +39,9 @@ interface DerivedKey {
   id: Buffer;
 }
 
-export class DecryptionError extends Error {}
+export class DecryptionError extends Error {
+  override name = 'DecryptionError';
+}
 
 export class KeyRing {
   private readonly secrets: string[];

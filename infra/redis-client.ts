@@ -8,6 +8,10 @@
 // - Commands in flight when the socket dies are rejected, never resent: a caller that retries
 //   checks whether its write landed (infra/relay.ts, infra/idempotency-store.ts).
 // - node-redis emits 'error' on every failed (re)connect; without a listener Node would crash.
+// - A reply awaited longer than REDIS_COMMAND_TIMEOUT_MS counts as an outage (`answered`): a Redis
+//   that hangs, or a partition that drops packets, neither answers nor closes the connection, and
+//   node-redis's own command timeout stops counting once a command is written, so whatever waited
+//   on the reply (a POST after its workflow started) would wait for ever (issue 33).
 import {
   ClientClosedError,
   ClientOfflineError,
@@ -16,6 +20,7 @@ import {
   ErrorReply,
   SocketClosedUnexpectedlyError,
   SocketTimeoutError,
+  TimeoutError,
   type RedisClientType,
 } from 'redis';
 import type { Logger } from './logger';
@@ -41,6 +46,29 @@ export function watchConnection(client: RedisClient, logger: Logger, name: strin
     logger.info({ redis: name }, 'Redis connection back');
   });
   return client;
+}
+
+/**
+ * How long a reply may be awaited: far above any command's time here (well under a millisecond;
+ * a relay read of a long answer, a few), so only a Redis that stopped answering, or an event loop
+ * stalled as long, reaches it.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 5000;
+
+/**
+ * `call`'s reply, or node-redis's TimeoutError (an outage) once it took `ms`: the command may
+ * still be applied later, like one whose reply was lost, and callers that retry check for it.
+ */
+export async function answered<T>(call: Promise<T>, ms = REDIS_COMMAND_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError()), ms);
+  });
+  try {
+    return await Promise.race([call, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** How long a start waits for Redis before it goes on without it (commands answer 503 meanwhile). */
@@ -94,6 +122,7 @@ export function isRedisOutage(err: unknown): boolean {
     err instanceof SocketClosedUnexpectedlyError ||
     err instanceof ConnectionTimeoutError ||
     err instanceof SocketTimeoutError ||
+    err instanceof TimeoutError ||
     SOCKET_CODES.has(String((err as { code?: unknown } | null)?.code))
   );
 }
@@ -106,8 +135,9 @@ const RECONNECT_POLL_MS = 250;
 
 /**
  * Runs a Redis call again while Redis is unreachable (node-redis reconnects by itself and fails
- * commands meanwhile), up to `toleranceMs`; a command Redis refused fails at once. `again` tells
- * a retry, which may have to find out whether the lost reply hid an applied write.
+ * commands meanwhile) or does not answer, up to `toleranceMs`; a command Redis refused fails at
+ * once. `again` tells a retry, which may have to find out whether the lost reply hid an applied
+ * write.
  */
 export async function outlastingOutage<T>(
   call: (again: boolean) => Promise<T>,
@@ -116,7 +146,7 @@ export async function outlastingOutage<T>(
   const deadline = Date.now() + toleranceMs;
   for (let again = false; ; again = true) {
     try {
-      return await call(again);
+      return await answered(call(again));
     } catch (err) {
       if (!isRedisOutage(err) || Date.now() >= deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, RECONNECT_POLL_MS));

@@ -4,8 +4,13 @@
 // SUBSCRIBE and a message one delivery, whatever the number of channels. Pub/sub keeps nothing:
 // after a reconnection (node-redis subscribes again before it says 'ready') every listener is told,
 // so that it can read what it may have missed from where it is kept.
+//
+// A channel whose last listener leaves stays known until its SUBSCRIBE has settled, and is
+// unsubscribed only if nobody joined meanwhile: a reader that closes before its subscription is
+// confirmed must not unsubscribe the channel a re-attaching reader has just joined (issue 33; the
+// connection holds one subscription per channel, whoever asked for it).
 import type { Logger } from './logger';
-import { outlastingOutage, watchConnection, type RedisClient } from './redis-client';
+import { answered, outlastingOutage, watchConnection, type RedisClient } from './redis-client';
 
 interface ChannelListener {
   message(message: string): void;
@@ -46,12 +51,16 @@ export class RedisSubscriptions {
   remove(channel: string, listener: ChannelListener): void {
     const entry = this.channels.get(channel);
     if (!entry?.listeners.delete(listener) || entry.listeners.size > 0) return;
-    this.channels.delete(channel);
-    const conn = this.connection;
-    if (conn && !this.closed)
-      void entry.subscribed
-        .then(() => conn.client.unsubscribe(channel, this.onMessage))
-        .catch(() => undefined); // gone with the connection, or resubscribed by nobody
+    void entry.subscribed.then(
+      () => {
+        // Joined again meanwhile, or already replaced: the subscription is someone's.
+        if (entry.listeners.size > 0 || this.channels.get(channel) !== entry) return;
+        this.channels.delete(channel);
+        const conn = this.connection;
+        if (conn && !this.closed) conn.client.unsubscribe(channel, this.onMessage).catch(() => undefined);
+      },
+      () => undefined, // never subscribed: add() dropped the channel
+    );
   }
 
   /** Channels followed (for tests and metrics). */
@@ -65,8 +74,28 @@ export class RedisSubscriptions {
   };
 
   private async subscribe(channel: string): Promise<void> {
-    const client = await this.subscriber();
-    await outlastingOutage(() => client.subscribe(channel, this.onMessage), this.outageToleranceMs);
+    await outlastingOutage(() => this.subscribeOnce(channel), this.outageToleranceMs);
+  }
+
+  /**
+   * One SUBSCRIBE (and the connection's start), bounded like any reply (`answered`): one that
+   * comes after that is undone unless the channel is wanted again.
+   */
+  private async subscribeOnce(channel: string): Promise<void> {
+    const subscribing = this.subscriber().then(async (client) => {
+      await client.subscribe(channel, this.onMessage);
+      return client;
+    });
+    try {
+      await answered(subscribing);
+    } catch (err) {
+      subscribing
+        .then((client) =>
+          this.channels.has(channel) ? undefined : client.unsubscribe(channel, this.onMessage),
+        )
+        .catch(() => undefined);
+      throw err;
+    }
   }
 
   private async subscriber(): Promise<RedisClient> {

@@ -1,6 +1,6 @@
 // Execution traces (SPEC §11, TR-1..4): encrypted, with a TTL from the execution, readable only by
 // the API key that ran it. Redis in production, in-process for the quick start.
-import type { RedisClient } from './redis-client';
+import { answered, type RedisClient } from './redis-client';
 import type { KeyRing } from './crypto';
 import { expiringEntries } from './expiring-entries';
 
@@ -28,13 +28,14 @@ export class RedisTraceStore implements TraceStore {
 
   async put(traceId: string, ownerKeyId: string, trace: unknown, ttlSeconds: number): Promise<void> {
     const envelope: Envelope = { owner: ownerKeyId, trace };
-    await this.redis.set(this.key(traceId), this.keyring.encryptJson('trace', envelope).toString('base64'), {
-      expiration: { type: 'EX', value: ttlSeconds },
-    });
+    const value = this.keyring.encryptJson('trace', envelope).toString('base64');
+    await answered(
+      this.redis.set(this.key(traceId), value, { expiration: { type: 'EX', value: ttlSeconds } }),
+    );
   }
 
   async get(traceId: string, keyId: string): Promise<unknown> {
-    const raw = await this.redis.get(this.key(traceId));
+    const raw = await answered(this.redis.get(this.key(traceId)));
     if (!raw) return null;
     const envelope = this.keyring.decryptJson<Envelope>('trace', Buffer.from(raw, 'base64'));
     return envelope.owner === keyId ? envelope.trace : null;

@@ -179,6 +179,42 @@ describe('failures, statuses and the SDK', () => {
     expect(fake.requestsFor(MODEL)).toHaveLength(0);
   });
 
+  it('a name the key may not execute answers as an unknown name: the same 404, no id of the object', async () => {
+    const clientOf = async (name: string, permissions: string[]) => {
+      const key = await stack.admin.post('/api_keys', { name, permissions });
+      expect(key.status).toBe(201);
+      return new OpenAI({
+        baseURL: client.baseURL,
+        apiKey: `${key.body.id}.${key.body.secret}`,
+        maxRetries: 0,
+      });
+    };
+    const answer = async (sdk: OpenAI, body: OpenAI.Responses.ResponseCreateParamsNonStreaming) => {
+      const err = (await sdk.responses.create(body).catch((e) => e)) as APIError;
+      return { status: err.status, error: err.error };
+    };
+    const llmName = (await stack.admin.get(`/llms/${seeded.llmId}`)).body.name as string;
+    const agentName = (await stack.admin.get(`/agents/${seeded.agentId}`)).body.name as string;
+    const noLlm = await clientOf('names-no-llm', ['execute:agents', 'execute:pipelines']);
+    const unknownLlm = await answer(noLlm, { ...request(), model: 'no-such-llm' });
+    expect(unknownLlm).toMatchObject({ status: 404 });
+    const deniedLlm = await answer(noLlm, { ...request(), model: llmName });
+    expect(JSON.stringify(deniedLlm)).not.toContain(seeded.llmId);
+    expect(deniedLlm).toEqual(JSON.parse(JSON.stringify(unknownLlm).replaceAll('no-such-llm', llmName)));
+
+    const noAgent = await clientOf('names-no-agent', ['execute:pipelines', 'execute:llms']);
+    const unknownAgent = await answer(noAgent, {
+      ...request(),
+      prompt: { id: 'no-such-agent', variables: {} },
+    });
+    const deniedAgent = await answer(noAgent, { ...request(), prompt: { id: agentName, variables: {} } });
+    expect(JSON.stringify(deniedAgent)).not.toContain(seeded.agentId);
+    expect(deniedAgent).toEqual(
+      JSON.parse(JSON.stringify(unknownAgent).replaceAll('no-such-agent', agentName)),
+    );
+    expect(fake.requestsFor(MODEL)).toHaveLength(0);
+  });
+
   it('409: cancelling a completed response is the SDK ConflictError, and not retried', async () => {
     fake.script(MODEL, { text: 'Done already.' });
     const done = await client.responses.create(request());

@@ -528,21 +528,15 @@ describe('DX-4 Idempotency-Key', () => {
   });
 
   /**
-   * Rewrites the key's entry as the claim of an API that died while starting `ids` (its lease
-   * lapsed): what a repeat finds after that API was SIGKILLed mid-start.
+   * Rewrites the key's entry as the claim of an API that died while starting `ids`, its lease
+   * lapsed (a replaced value holds none): what a repeat finds after that API was SIGKILLed mid-start.
    */
   async function leaveLapsedClaim(key: string, ids: { executionId: string; requestPayloadId: string }) {
     const scoped = `${ownerKeyId}:agent:${agentId}:${createHash('sha256').update(key).digest('hex')}`;
     const held = await stack.rt.idempotency.claim(scoped, 'probe', 60_000);
     expect(held).not.toBeNull();
     const entry = JSON.parse(held!);
-    const lapsed = {
-      fingerprint: entry.fingerprint,
-      executionId: null,
-      claim: 'dead',
-      ids,
-      leaseUntil: Date.now() - 1,
-    };
+    const lapsed = { fingerprint: entry.fingerprint, executionId: null, claim: 'dead', ids };
     expect(await stack.rt.idempotency.replace(scoped, held!, JSON.stringify(lapsed), 60_000)).toBe(true);
   }
 

@@ -134,6 +134,21 @@ describe('§9.6 relay readers share one subscription connection', () => {
     feed.close();
   });
 
+  it('§9.6: a reader that leaves before its subscription is confirmed does not unsubscribe the reader that re-attached meanwhile', async () => {
+    const id = randomUUID();
+    relay.follow(id, RELAY_START).close();
+    const reattached = relay.follow(id, RELAY_START);
+    // Subscribed and caught up (nothing stored yet), and the first reader's leaving has settled.
+    expect(await reattached.next(300)).toEqual([]);
+    expect(await channels()).toBe(1);
+    for (let n = 1; n <= 3; n++) await relay.publish(id, delta(String(n), n));
+    expect((await collect(reattached, 3)).map((e) => e.event)).toEqual(
+      [1, 2, 3].map((n) => delta(String(n), n)),
+    );
+    reattached.close();
+    await waitFor(async () => (await channels()) === 0, { what: 'the channel to be unsubscribed' });
+  });
+
   it('§9.6: a reader with nothing to read gets [] after its wait; closing a feed ends its waiting read', async () => {
     const idle = relay.follow(randomUUID(), RELAY_START);
     const started = Date.now();

@@ -51,4 +51,17 @@ describe('in-process stores with expiring entries', () => {
     await store.release('k', 'fourth');
     expect(await store.claim('k', 'fifth', 50)).toBeNull();
   });
+
+  it('DX-4: a claim with a lease is taken over only once the lease lapsed; the taker holds a lease of its own', async () => {
+    const store = new MemoryIdempotencyStore();
+    expect(await store.claim('k', 'first', 60_000, 40)).toBeNull();
+    expect(await store.takeOver('k', 'first', 'second', 60_000, 40)).toBe(false);
+    expect(await store.renewLease('k', 'first', 40)).toBe(true);
+    await sleep(80);
+    expect(await store.renewLease('k', 'first', 40)).toBe(false);
+    expect(await store.takeOver('k', 'first', 'second', 60_000, 40)).toBe(true);
+    expect(await store.takeOver('k', 'second', 'third', 60_000, 40)).toBe(false);
+    expect(await store.release('k', 'first')).toBe(false);
+    expect(await store.release('k', 'second')).toBe(true);
+  });
 });
