@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { ResponsesWS } from 'openai/resources/responses/ws';
 import type { ResponsesServerEvent } from 'openai/resources/responses/responses';
 import { startFakeModelServer, type FakeModelServer } from '../fakes/fake-model-server';
-import { scriptedAnswer } from '../helpers/agent-streams';
+import { scriptedAnswer, seedAgent, type SeededAgent } from '../helpers/agent-streams';
 import { startCuttingProxy, type CuttingProxy } from '../helpers/cutting-proxy';
 import type { Api } from '../helpers/http';
 import { startProcessStack, type ProcessStack } from '../helpers/processes';
@@ -22,6 +22,7 @@ let proxy: CuttingProxy;
 let key: string;
 let otherKey: string;
 let owner: Api;
+let agent: SeededAgent;
 
 const wsUrl = (port: number, query = '') => `ws://127.0.0.1:${port}/v1/responses${query}`;
 const bearer = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
@@ -50,6 +51,7 @@ beforeAll(async () => {
   key = await keyFor('ws-app');
   otherKey = await keyFor('ws-other-app');
   proxy = await startCuttingProxy(apiPort());
+  agent = await seedAgent(stack.admin, fake, { model: 'ws-agent' });
 });
 
 afterAll(async () => {
@@ -163,6 +165,37 @@ describe('OR-5: turns on one socket', () => {
     ]);
     const stale = await session.turn(create({ store: false, previous_response_id: id, input: 'stale' }));
     expect(stale).toMatchObject([{ type: 'error', error: { code: 'previous_response_not_found' } }]);
+    session.ws.close();
+  });
+});
+
+describe('OR-5: an agent on a socket', () => {
+  it("a create with prompt runs the agent as HTTP's does, with its checks' words", async () => {
+    const session = await open(`${stack.env.adminKeyId}.${stack.env.adminKeySecret}`);
+    const request = {
+      model: agent.llmId,
+      metadata: { pipeline: agent.pipelineId, classification: 'internal' },
+    };
+    const turn = await session.turn(
+      create({ ...request, prompt: { id: agent.agentId, variables: { question: 'How often?' } } }),
+    );
+    expect(turn.at(-1)).toMatchObject({
+      type: 'response.completed',
+      response: { prompt: { id: agent.agentId }, metadata: { pipeline: agent.pipelineId } },
+    });
+    expect(fake.requestsFor('ws-agent')).toHaveLength(1);
+    const refused = await session.turn(create({ ...request, prompt: { id: agent.agentId, variables: {} } }));
+    expect(refused).toMatchObject([
+      {
+        type: 'error',
+        status: 400,
+        error: {
+          code: 'missing_query_value',
+          param: 'prompt.variables.question',
+          message: 'Missing values for query placeholders: question',
+        },
+      },
+    ]);
     session.ws.close();
   });
 });
