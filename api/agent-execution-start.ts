@@ -153,7 +153,8 @@ interface StartedAgentExecution {
  */
 export async function startAgentExecution(
   deps: AgentExecutionDeps,
-  req: Request,
+  /** The HTTP request, for its Idempotency-Key; null for a WebSocket turn. */
+  req: Request | null,
   principal: Principal,
   { agent, pipeline, llm }: AgentExecutionTarget,
   request: {

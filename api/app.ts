@@ -3,6 +3,8 @@
 // single error handler.
 import type { Client } from '@temporalio/client';
 import express, { type Express } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Stores } from '../db/stores';
@@ -22,6 +24,8 @@ import { authenticate } from './auth';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { httpMetrics, type ApiMetrics } from './metrics';
 import { requestContext } from './request-id';
+import { ResponsesWebSockets } from './responses-websocket';
+import type { SocketSettings } from './responses-socket';
 import { RouteRegistry } from './route-registry';
 import { apiKeyRoutes } from './routes/api-keys';
 import { codecRoutes } from './routes/codec';
@@ -76,9 +80,19 @@ interface AppDeps extends Stores {
   config: Pick<Config, 'contentRetentionSeconds'>;
   /** SPEC §18 limits: the routes check them and their schemas document them. */
   limits: Limits;
+  /** The WebSocket mode of /v1/responses: a connection's lifetime and its ping interval. */
+  webSocket: SocketSettings;
 }
 
-export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry } {
+export interface ApiApp {
+  app: Express;
+  routes: RouteRegistry;
+  /** The HTTP server's `upgrade` listener (the WebSocket mode of /v1/responses). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  webSockets: ResponsesWebSockets;
+}
+
+export function createApp(deps: AppDeps): ApiApp {
   const app = express();
   const routes = new RouteRegistry();
   app.disable('x-powered-by');
@@ -90,6 +104,8 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(systemRoutes(routes, deps));
   app.use(codecRoutes(deps));
   app.use(authenticate(deps));
+  const webSockets = new ResponsesWebSockets(deps);
+  app.use(webSockets.router);
   // Documents carry up to 10 MB of content: their own body limit (SPEC §5, §18); so do responses'
   // inputs, whose images and files travel as data URLs (docs/decisions.md, "Body limit of /v1").
   app.use(
@@ -115,5 +131,10 @@ export function createApp(deps: AppDeps): { app: Express; routes: RouteRegistry 
   app.use(chainRoutes(routes, deps));
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, routes };
+  return {
+    app,
+    routes,
+    upgrade: (req, socket, head) => webSockets.upgrade(app, req, socket, head),
+    webSockets,
+  };
 }

@@ -1,9 +1,10 @@
 // The single map from errors to HTTP statuses and bodies (SPEC §1), for plain answers and for a
 // streamed execution that fails before its first byte alike (api/execution-response.ts throws
-// ExecutionFailed here). Internals are masked: an unexpected error is a 500 with a log id, never a
+// ExecutionFailed here); a WebSocket turn's error takes the same status (`clientErrorOf`). Internals are masked: an unexpected error is a 500 with a log id, never a
 // stack trace.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import { AgentryError, ExecutionFailed, NotFound, TooManyRequests, Unavailable } from '../domain/errors';
 import { isDatabaseConnectionLost } from '../infra/connection-errors';
 import { loggedError } from '../infra/logger';
@@ -130,14 +131,37 @@ export const notFoundHandler: RequestHandler = (req, _res, next) => {
   next(new NotFound(`Not found: ${req.method} ${req.path}`));
 };
 
+/** An error's status and words as the client gets them; `err` when it is one of ours. */
+export interface ClientError {
+  status: number;
+  message: string;
+  err?: AgentryError;
+}
+
+/**
+ * Any error a request or a WebSocket turn raised, as its client gets it: ours by their meaning, a
+ * body-parser's, bad text, an unavailable dependency (503); anything else a 500 whose log id is in
+ * the one log line it gets.
+ */
+export function clientErrorOf(err: unknown, log: Logger): ClientError {
+  if (err instanceof AgentryError) return { status: statusOf(err), message: err.message, err };
+  const parsed = fromBodyParser((err ?? {}) as ReadError);
+  if (parsed) return { status: parsed.status, message: parsed.detail };
+  const badText = fromDatabaseInput(err);
+  if (badText) return { status: 400, message: badText };
+  if (isDependencyFailure(err)) {
+    log.warn({ err: loggedError(err) }, 'dependency unavailable');
+    return { status: 503, message: 'A dependency is unavailable; try again shortly' };
+  }
+  const logId = randomUUID();
+  log.error({ err, logId }, 'unhandled error');
+  return { status: 500, message: `Internal server error (log id ${logId})` };
+}
+
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   if (res.headersSent) {
     req.log.warn({ err: loggedError(err) }, 'error after the response started');
     res.end();
-    return;
-  }
-  if (err instanceof AgentryError) {
-    sendError(req, res, statusOf(err), err.message, err);
     return;
   }
   // The router could not percent-decode a path segment (`/llms/%E0%A4%A`): that path names no
@@ -146,22 +170,6 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     sendError(req, res, 404, `Not found: ${req.method} ${req.originalUrl.split('?')[0]}`);
     return;
   }
-  const parsed = fromBodyParser((err ?? {}) as ReadError);
-  if (parsed) {
-    sendError(req, res, parsed.status, parsed.detail);
-    return;
-  }
-  const badText = fromDatabaseInput(err);
-  if (badText) {
-    sendError(req, res, 400, badText);
-    return;
-  }
-  if (isDependencyFailure(err)) {
-    req.log.warn({ err: loggedError(err) }, 'dependency unavailable');
-    sendError(req, res, 503, 'A dependency is unavailable; try again shortly');
-    return;
-  }
-  const logId = randomUUID();
-  req.log.error({ err, logId }, 'unhandled error');
-  sendError(req, res, 500, `Internal server error (log id ${logId})`);
+  const { status, message, err: ours } = clientErrorOf(err, req.log);
+  sendError(req, res, status, message, ours);
 };

@@ -5,6 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
 import type { ExecutionStore } from '../db/execution-store';
 import { ExecutionFailed } from '../domain/errors';
 import type { ClientEvent } from '../domain/stream-events';
@@ -106,7 +107,7 @@ export async function respondWithExecution(
 }
 
 /** How a client's format receives an execution followed by `followExecution`. */
-interface ExecutionSink {
+export interface ExecutionSink {
   /** EX-7: no status before the model answered or the execution failed (else 200 at once). */
   hold: boolean;
   /**
@@ -123,47 +124,71 @@ interface ExecutionSink {
   close(): void;
 }
 
+/** Who reads a followed execution: an HTTP response, or a WebSocket turn (api/responses-socket.ts). */
+export interface ExecutionClient {
+  /** The client went away (its connection closed): reading stops, the execution goes on. */
+  gone(): boolean;
+  log: Logger;
+  /** The answer to this client is over (an HTTP response ends; a socket stays open for its next turn). */
+  end(): void;
+}
+
+/** An HTTP client: gone once its response closed. */
+function httpClient(req: Request, res: Response): ExecutionClient {
+  let closed = res.destroyed;
+  res.on('close', () => (closed = true));
+  return { gone: () => closed, log: req.log, end: () => res.end() };
+}
+
 /**
  * Follows an execution's relay for one client: holds the status while `sink.hold` (SPEC EX-7),
  * then hands each read's events to the sink until the terminal event or the client's leaving; a
  * relay that fails after the status was sent ends the stream in-band with one terminal event
  * (SPEC §9.5). A failure to read before the status reaches the error handler, which decides it.
  */
-export async function followExecution(
+export function followExecution(
   deps: ExecutionResponseDeps,
   req: Request,
   res: Response,
   executionId: string,
   sink: ExecutionSink,
 ): Promise<void> {
-  let gone = res.destroyed;
-  res.on('close', () => (gone = true));
+  return followExecutionFor(deps, httpClient(req, res), executionId, sink);
+}
+
+/** `followExecution` for any client (a WebSocket turn's too). */
+export async function followExecutionFor(
+  deps: ExecutionResponseDeps,
+  client: ExecutionClient,
+  executionId: string,
+  sink: ExecutionSink,
+): Promise<void> {
   const handle = deps.temporal.workflow.getHandle(workflowIdFor(executionId));
   const reader = new ExecutionReader(deps.relay, deps.executions, executionId, handle);
   try {
     const held: ClientEvent[] = [];
-    while (sink.hold && !reader.sequencer.started && !reader.finished && !gone) {
+    while (sink.hold && !reader.sequencer.started && !reader.finished && !client.gone()) {
       held.push(...(await reader.next(READ_BLOCK_MS)).events);
     }
-    if (gone) return;
+    if (client.gone()) return;
     const early = held.find((e) => e.type === 'error');
     if (early?.type === 'error' && !reader.sequencer.started)
       return await sink.fail(new ExecutionFailed(early.detail, early.status));
     sink.open();
     try {
       sink.write(held);
-      while (!reader.finished && !gone) {
+      while (!reader.finished && !client.gone()) {
         const batch = await reader.next(READ_BLOCK_MS);
         sink.write(batch.events);
         for (const lag of batch.lagsMs) deps.metrics.relayLag.observe(lag / 1000);
       }
     } catch (err) {
-      req.log.warn({ err: loggedError(err), executionId }, 'stream interrupted');
-      if (!reader.finished && !gone)
+      client.log.warn({ err: loggedError(err), executionId }, 'stream interrupted');
+      if (!reader.finished && !client.gone())
         sink.write([reader.sequencer.synthesize({ type: 'error', status: 503, detail: sink.interrupted })]);
     } finally {
       sink.close();
-      res.end();
+      client.end();
     }
   } finally {
     reader.close();

@@ -52,9 +52,9 @@ interface Entry {
   ids?: ExecutionIds;
 }
 
-/** The request's `Idempotency-Key`, undefined when absent; 400 when malformed. */
-function idempotencyKeyOf(req: Request): string | undefined {
-  const value = req.header(IDEMPOTENCY_HEADER);
+/** The request's `Idempotency-Key`, undefined when absent (or no request); 400 when malformed. */
+function idempotencyKeyOf(req: Request | null): string | undefined {
+  const value = req?.header(IDEMPOTENCY_HEADER);
   if (value === undefined) return undefined;
   if (!VISIBLE.test(value))
     throw new InvalidInput(`Header ${IDEMPOTENCY_HEADER} must be 1–255 visible ASCII characters`);
@@ -90,17 +90,19 @@ async function store<T>(call: () => Promise<T>): Promise<T> {
 /**
  * Runs `start` (which starts an execution with the ids given and returns its id) unless the
  * request's `Idempotency-Key` already names an execution of the same request for this API key and
- * `target`. Without the header it just runs `start`. A replay sets `Idempotent-Replayed: true`.
+ * `target`. Without the header it just runs `start`, as without a request: a WebSocket turn is a
+ * message, with no headers of its own. A replay sets `Idempotent-Replayed: true`.
  */
 export async function withIdempotency(
   deps: IdempotencyDeps,
-  req: Request,
+  req: Request | null,
   target: string,
   fingerprintParts: readonly unknown[],
   start: (ids: ExecutionIds) => Promise<string>,
 ): Promise<{ executionId: string; replayed: boolean }> {
   const key = idempotencyKeyOf(req);
-  if (key === undefined) return { executionId: await start(newExecutionIds()), replayed: false };
+  if (key === undefined || req === null)
+    return { executionId: await start(newExecutionIds()), replayed: false };
   const scoped = `${principalOf(req).keyId}:${target}:${createHash('sha256').update(key).digest('hex')}`;
   const fingerprint = fingerprintOf(fingerprintParts);
   const deadline = Date.now() + PENDING_WAIT_MS;

@@ -1,7 +1,7 @@
 // Prometheus metrics of the API (SPEC §16). Labels carry route templates and statuses only,
 // never ids or text.
 import type { RequestHandler } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface ApiMetrics {
   registry: Registry;
@@ -9,6 +9,8 @@ export interface ApiMetrics {
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   executionsStarted: Counter<'kind'>;
   relayLag: Histogram;
+  /** Open WebSockets of /v1/responses (SPEC OR-5). */
+  webSockets: Gauge;
 }
 
 export function createApiMetrics(registry = new Registry(), collectDefaults = true): ApiMetrics {
@@ -38,6 +40,11 @@ export function createApiMetrics(registry = new Registry(), collectDefaults = tr
       name: 'agentry_relay_lag_seconds',
       help: 'Delay between an event entering the relay and the API reading it',
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+      registers: [registry],
+    }),
+    webSockets: new Gauge({
+      name: 'agentry_websocket_connections',
+      help: 'Open WebSocket connections of /v1/responses',
       registers: [registry],
     }),
   };

@@ -86,3 +86,21 @@ export function sendOpenAiError(res: Response, status: number, message: string, 
   if (shouldNotRetry(res, status)) res.set('x-should-retry', 'false');
   res.status(status).json(openAiError(status, message, items));
 }
+
+/** The Open Responses WebSocket mode's error envelope (SPEC OR-5, `WebSocketErrorEvent`). */
+export interface WebSocketErrorEvent {
+  type: 'error';
+  status: number;
+  error: { type: string; code: string; message: string; param: string | null };
+}
+
+/**
+ * A failed WebSocket turn as the one message that ends it: the body an HTTP client would get,
+ * inside `{type: "error", status}`, with a `code` even where HTTP's is null (clients dispatch on
+ * it, and the envelope requires it).
+ */
+export function webSocketError(status: number, message: string, items?: ErrorItem[]): WebSocketErrorEvent {
+  const { error } = openAiError(status, message, items);
+  const code = error.code ?? (status >= 500 ? 'server_error' : 'invalid_request');
+  return { type: 'error', status, error: { ...error, code } };
+}

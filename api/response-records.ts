@@ -5,8 +5,9 @@ import type { Request } from 'express';
 import type { Response as OpenAiResponse } from 'openai/resources/responses/responses';
 import type { ExecutionRecord } from '../db/execution-store';
 import { Conflict, NotFound } from '../domain/errors';
-import { isAdmin } from '../domain/permissions';
+import { isAdmin, type Principal } from '../domain/permissions';
 import { isUuid } from '../infra/ids';
+import { RELAY_START } from '../infra/relay';
 import { principalOf } from './auth';
 import { isResponse, type StoredRequest, type StoredResponse } from './responses-conversation';
 import {
@@ -36,12 +37,24 @@ const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
  * or an admin; for anyone else, as for an unknown id, a deleted one or a `store: false` one that
  * finished, a 404.
  */
-export async function visibleResponse(
+export function visibleResponse(
   deps: Pick<ExecutionRouteDeps, 'executions'>,
   req: Request,
 ): Promise<StoredResponse> {
-  const id = String(req.params.id);
-  const principal = principalOf(req);
+  return responseFor(deps, principalOf(req), String(req.params.id));
+}
+
+/**
+ * `visibleResponse` of an id. `whileRetained`: a `store: false` response that finished is visible
+ * while its content is retained (a minute): a WebSocket that dropped mid-answer resumes it even
+ * when the answer ended meanwhile (docs/decisions.md, "The WebSocket mode").
+ */
+export async function responseFor(
+  deps: Pick<ExecutionRouteDeps, 'executions'>,
+  principal: Principal,
+  id: string,
+  { whileRetained = false }: { whileRetained?: boolean } = {},
+): Promise<StoredResponse> {
   const stored = isUuid(id)
     ? await deps.executions.content<StoredRequest, StoredAnswer>(id.toLowerCase())
     : null;
@@ -51,10 +64,17 @@ export async function visibleResponse(
     !isResponse(r) ||
     (r.api_key_id !== principal.keyId && !isAdmin(principal)) ||
     r.deleted_at !== null ||
-    (!r.store && r.status !== 'running');
+    (!r.store && r.status !== 'running' && !(whileRetained && stored!.request));
   if (hidden) throw new NotFound(`Response with id ${id} not found`);
   return stored!;
 }
+
+/** A finished response whose relay log is gone (SPEC §9.6): its events are rebuilt from the record. */
+export const relayGone = async (
+  deps: Pick<ExecutionRouteDeps, 'relay'>,
+  record: ExecutionRecord,
+): Promise<boolean> =>
+  record.status !== 'running' && (await deps.relay.read(record.id, RELAY_START)).length === 0;
 
 /** The view a response's events and objects are made from: ids and the stored request's echo. */
 export const viewOfStored = (stored: StoredResponse): ResponseView =>

@@ -2,7 +2,8 @@
 // checks and start, the conversation after its rendered messages); without, the registered LLM
 // `model` names answers the request as a durable direct query: the `llmQuery` workflow, record,
 // retries, relay, Idempotency-Key and cancel of POST /llms/{id}/query, with the whole request in its
-// encrypted request payload. Either way the workflow's input carries ids only.
+// encrypted request payload. Either way the workflow's input carries ids only. HTTP's create and a
+// WebSocket's `response.create` turn (api/responses-socket.ts) are this one function.
 import type { Request } from 'express';
 import { InvalidInput } from '../domain/errors';
 import { chatMessagesOf, MODEL_PARAMETERS, type ResponsesModelRequest } from '../domain/llm-request';
@@ -31,6 +32,21 @@ export interface StartedResponse {
   /** DX-4: a repeat of an earlier create under its Idempotency-Key. */
   replayed: boolean;
   trace?: TraceHeader;
+  /** What the model is given: the context `previous_response_id` brought, then this create's input. */
+  items: ResponseItem[];
+}
+
+/**
+ * A WebSocket's conversation of its last response (SPEC OR-5): the items `previous_response_id`
+ * continues when it names that response, else undefined (the database is asked, which never
+ * continues a `store: false` response).
+ */
+export type CachedConversation = (responseId: string) => ResponseItem[] | undefined;
+
+/** What starts a create: an HTTP request (its Idempotency-Key), or a WebSocket turn (null). */
+interface CreateOrigin {
+  req: Request | null;
+  cached?: CachedConversation | undefined;
 }
 
 /** What a create stores besides its items: the model's parameters and Agentry's own. */
@@ -43,7 +59,7 @@ const unsupported = (field: string, message: string): InvalidInput =>
   new InvalidInput(message, [{ type: 'unsupported_parameter', path: field, message }]);
 
 /** The rules between fields that the schema cannot say; which kind of create the body is. */
-export function checkCreate(body: ResponsesCreateBody): body is CreateResponseBody {
+function checkCreate(body: ResponsesCreateBody): body is CreateResponseBody {
   if (body.conversation != null)
     throw unsupported(
       'conversation',
@@ -70,14 +86,28 @@ export function checkCreate(body: ResponsesCreateBody): body is CreateResponseBo
   return true;
 }
 
+/** Starts a create of either kind: an agent's with `prompt`, else a plain one. */
+export async function startResponse(
+  deps: AgentExecutionDeps,
+  origin: CreateOrigin,
+  principal: Principal,
+  body: ResponsesCreateBody,
+): Promise<StartedResponse> {
+  return checkCreate(body)
+    ? startAgentResponse(deps, origin, principal, body)
+    : startPlainResponse(deps, origin, principal, body);
+}
+
 /** The turns before this create (a `previous_response_id`'s) and its own input items, checked. */
 async function conversationOf(
   deps: Pick<AgentExecutionDeps, 'executions'>,
   principal: Principal,
   body: ResponsesCreateBody,
+  cached: CachedConversation | undefined,
 ): Promise<{ context: ResponseItem[]; input: ResponseItem[] }> {
   const previous = body.previous_response_id;
-  const context = previous != null ? await contextOf(deps, principal, previous) : [];
+  const context =
+    previous == null ? [] : (cached?.(previous) ?? (await contextOf(deps, principal, previous)));
   const input = inputItems(body.input, context, newId);
   checkToolOutputs(context, input);
   return { context, input };
@@ -98,14 +128,14 @@ function modelRequestOf(
 }
 
 /** A create without `prompt`: the LLM `model` names, as today's direct query (LLM-4). */
-export async function startPlainResponse(
+async function startPlainResponse(
   deps: AgentExecutionDeps,
-  req: Request,
+  { req, cached }: CreateOrigin,
   principal: Principal,
   body: ResponsesCreateBody,
 ): Promise<StartedResponse> {
   const llm = await llmOf(deps, principal, body.model);
-  const request = modelRequestOf(body, await conversationOf(deps, principal, body));
+  const request = modelRequestOf(body, await conversationOf(deps, principal, body, cached));
   // `messages` for the model call that takes messages only (domain/llm-request.ts, toProviderRequest).
   const content: ModelRequestContent = {
     messages: chatMessagesOf([...request.context, ...request.input], request.instructions),
@@ -130,13 +160,7 @@ export async function startPlainResponse(
       },
       ids,
     );
-  const { executionId, replayed } = await withIdempotency(
-    deps,
-    req,
-    `llm:${llm.id}`,
-    [req.body, llm.id],
-    start,
-  );
+  const { executionId, replayed } = await withIdempotency(deps, req, `llm:${llm.id}`, [body, llm.id], start);
   const view: ResponseView = {
     id: executionId,
     createdAt: createdAtOf(executionId),
@@ -147,13 +171,13 @@ export async function startPlainResponse(
     traceId: null,
     echo: echoOf(request),
   };
-  return { view, replayed };
+  return { view, replayed, items: [...request.context, ...request.input] };
 }
 
 /** A create with `prompt`: §9.2 in its order, then the conversation, then the agent's start. */
-export async function startAgentResponse(
+async function startAgentResponse(
   deps: AgentExecutionDeps,
-  req: Request,
+  { req, cached }: CreateOrigin,
   principal: Principal,
   body: CreateResponseBody,
 ): Promise<StartedResponse> {
@@ -168,7 +192,7 @@ export async function startAgentResponse(
   );
   const { context, input, temperature, store, background, previous_response_id } = modelRequestOf(
     body,
-    await conversationOf(deps, principal, body),
+    await conversationOf(deps, principal, body, cached),
   );
   const responses = {
     context,
@@ -184,7 +208,7 @@ export async function startAgentResponse(
     principal,
     { agent, pipeline, llm },
     { content: { ...checked, responses }, tracing: body.metadata.tracing === 'true', temperature, store },
-    [req.body, pipeline.id, llm.id],
+    [body, pipeline.id, llm.id],
   );
   const view: ResponseView = {
     id: started.executionId,
@@ -196,5 +220,10 @@ export async function startAgentResponse(
     traceId: started.trace?.traceId ?? null,
     echo: echoOf(responses),
   };
-  return { view, replayed: started.replayed, ...(started.trace ? { trace: started.trace } : {}) };
+  return {
+    view,
+    replayed: started.replayed,
+    ...(started.trace ? { trace: started.trace } : {}),
+    items: [...context, ...input],
+  };
 }

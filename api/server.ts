@@ -3,7 +3,7 @@ import { shutdownTelemetry, startTelemetry } from '../infra/telemetry';
 // Tracing (when OTEL_* asks for it) must start before express, pg and http load.
 if (require.main === module) startTelemetry('agentry-api');
 import type { Client } from '@temporalio/client';
-import { createServer, type Server } from 'node:http';
+import { Server, type RequestListener, type ServerOptions } from 'node:http';
 import { loadConfig, requireProductionSettings } from '../infra/config';
 import { watchEventLoop } from '../infra/event-loop-watchdog';
 import { createLogger } from '../infra/logger';
@@ -12,6 +12,7 @@ import { VERSION } from '../infra/version';
 import { connectTemporalClient, createRuntime, type Runtime } from '../runtime';
 import { startWorker } from '../start-worker';
 import { createApp } from './app';
+import type { ResponsesWebSockets } from './responses-websocket';
 import { createApiMetrics } from './metrics';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -26,6 +27,22 @@ const SHUTDOWN_GRACE_MS = 10_000;
 const KEEP_ALIVE_HINT_S = 5;
 const IDLE_CONNECTION_MS = 65_000;
 
+/** The API's HTTP server: closing it closes its WebSockets too, which it would otherwise wait for. */
+class ApiServer extends Server {
+  constructor(
+    options: ServerOptions,
+    listener: RequestListener,
+    private readonly webSockets: ResponsesWebSockets,
+  ) {
+    super(options, listener);
+  }
+
+  override close(callback?: (err?: Error) => void): this {
+    this.webSockets.close();
+    return super.close(callback);
+  }
+}
+
 interface ApiOptions {
   extraMetrics?: () => Promise<string>;
   /** `temporal` shares its NativeConnection with a worker of this process (runtime.ts). */
@@ -37,7 +54,7 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
   const metrics = createApiMetrics();
   // The same event-loop watchdog as the worker's (issue 33 item 3): a metric and a warn line.
   const watchdog = watchEventLoop({ registry: metrics.registry, logger: rt.logger });
-  const { app } = createApp({
+  const { app, upgrade, webSockets } = createApp({
     ...rt,
     version: VERSION,
     temporal,
@@ -49,6 +66,10 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
     defaultLlmId: config.defaultLlmId,
     trustProxy: config.trustProxy,
     codecCorsOrigins: config.codecCorsOrigins,
+    webSocket: {
+      limitMs: config.webSocket.limitSeconds * 1000,
+      pingMs: config.webSocket.pingSeconds * 1000,
+    },
     readiness: {
       database: () => rt.db.raw('select 1'),
       ...(rt.redis ? { redis: () => rt.redis!.ping() } : {}),
@@ -59,10 +80,15 @@ export async function startApi(rt: Runtime, temporal: Client, options: ApiOption
       [await rt.metrics.metrics(), options.extraMetrics ? await options.extraMetrics() : ''].join('\n'),
     ...(options.eagerStart ? { eagerStart: true } : {}),
   });
-  const server = createServer({ keepAliveTimeout: IDLE_CONNECTION_MS }, (req, res) => {
-    if (res.shouldKeepAlive) res.setHeader('Keep-Alive', `timeout=${KEEP_ALIVE_HINT_S}`);
-    app(req, res);
-  });
+  const server = new ApiServer(
+    { keepAliveTimeout: IDLE_CONNECTION_MS },
+    (req, res) => {
+      if (res.shouldKeepAlive) res.setHeader('Keep-Alive', `timeout=${KEEP_ALIVE_HINT_S}`);
+      app(req, res);
+    },
+    webSockets,
+  );
+  server.on('upgrade', upgrade);
   server.once('close', () => watchdog.stop());
   return new Promise((resolve, reject) => {
     server.listen(config.port, config.host, () => resolve(server));

@@ -11,15 +11,17 @@
 // per component from /proc, /readyz polled); BENCH_STREAMS clients for BENCH_STREAMS_S per
 // Agentry mode (RSS peak); BENCH_HISTORIES sampled histories per column (events, workflow tasks,
 // activities, local-activity markers) and the median history timeline of BENCH_BREAKDOWN runs.
-// Then BENCH_RESPONSES_ROUNDS rounds per Agentry mode of one POST /agents/{id}/execute and one
-// POST /v1/responses (issue 28, the OpenAI-compatible route), in alternating order: the added time
-// to first token of the Responses protocol (target ≤ 2 ms). Last, on stacks of their own, the SQL
+// Then BENCH_RESPONSES_ROUNDS rounds per Agentry mode of one POST /agents/{id}/execute, one
+// POST /v1/responses (issue 28, the OpenAI-compatible route) and one turn on a WebSocket of
+// /v1/responses (issue 34), in rotating order: the added time to first token of the Responses
+// protocol (target ≤ 2 ms), and the WebSocket turn's against the floor + 10 ms
+// (bench/lib/execution-responses.ts). Last, on stacks of their own, the SQL
 // statements per execution (BENCH_STATEMENT_EXECUTIONS sequential ones, then BENCH_CLIENTS for
 // BENCH_DURATION_S, through a counting proxy) and the CPU profiles.
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startFakeModelServer } from '../test/fakes/fake-model-server';
-import { setupAgentBench, type AgentBench } from './lib/agent-setup';
+import { setupAgentBench } from './lib/agent-setup';
 import { TEMPORAL_ADDRESS, envInt, log, nowMs } from './lib/env';
 import { agentryColumn, directColumn, floorColumns, type Column } from './lib/execution-columns';
 import { concurrentPhase, sequentialRounds } from './lib/execution-phases';
@@ -29,8 +31,8 @@ import { printProfiles, profileConcurrentPhase, type ProcessProfiles } from './l
 import type { ColumnResult, Results } from './lib/execution-report';
 import { startFloor, type Floor } from './lib/floor';
 import { historyCounts, historyTimeline } from './lib/histories';
-import { streamExecution } from './lib/harness';
-import { printTable, round, summarise, writeResults, type Figure } from './lib/report';
+import { reportResponses, responsesRounds, type ResponsesFigures } from './lib/execution-responses';
+import { round, summarise, writeResults } from './lib/report';
 import { startAgentryStack, type AgentryStack } from './lib/stacks';
 
 const MODEL = 'bench-model';
@@ -166,7 +168,7 @@ async function main(): Promise<void> {
     ] as const) {
       if (settings.responsesRounds === 0 || interrupted) break;
       step(`responses: ${settings.warmup} warm-up + ${settings.responsesRounds} rounds, ${stack.mode}`);
-      responses[stack.mode] = await responsesRounds(stack, agent);
+      responses[stack.mode] = await responsesRounds(stack, agent, settings, isInterrupted);
     }
     let statements: StatementFigures | undefined;
     if (settings.statementExecutions > 0 && !interrupted) {
@@ -202,7 +204,7 @@ async function main(): Promise<void> {
       round((nowMs() - started) / 1000, 1),
       statements,
     );
-    if (Object.keys(responses).length > 0) reportResponses(responses);
+    if (Object.keys(responses).length > 0) reportResponses(responses, results);
     if (profiles) {
       printProfiles(profiles, settings.clients);
       writeResults('execution-profiles', {
@@ -216,109 +218,6 @@ async function main(): Promise<void> {
     await connection.close();
     await fake.close();
   }
-}
-
-// ---- issue 28: POST /v1/responses against POST /agents/{id}/execute ------------------------------
-
-/** Streams POST /v1/responses (SSE) to its end; TTFT = sent → the first `output_text.delta` read. */
-async function streamResponse(stack: AgentryStack, agent: AgentBench, question: string): Promise<number> {
-  const sentAt = nowMs();
-  const res = await fetch(`${stack.apiUrl}/v1/responses`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      authorization: `Bearer ${stack.key['x-api-key']}.${stack.key['x-api-key-secret']}`,
-    },
-    body: JSON.stringify({
-      prompt: { id: agent.agentId, variables: { question } },
-      model: agent.llmId,
-      metadata: { pipeline: agent.pipelineId, classification: 'internal' },
-      stream: true,
-    }),
-    signal: AbortSignal.timeout(60_000),
-  });
-  if (res.status !== 200 || !res.body) throw new Error(`/v1/responses → ${res.status}: ${await res.text()}`);
-  const decoder = new TextDecoder();
-  let text = '';
-  let ttftMs = NaN;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    text += decoder.decode(chunk, { stream: true });
-    if (Number.isNaN(ttftMs) && text.includes('event: response.output_text.delta\n'))
-      ttftMs = nowMs() - sentAt;
-  }
-  if (!text.includes('event: response.completed\n') || Number.isNaN(ttftMs))
-    throw new Error(`/v1/responses: the stream ended without a delta and response.completed`);
-  return ttftMs;
-}
-
-interface ResponsesFigures {
-  rounds: number;
-  execute_ttft_ms: ReturnType<typeof summarise>;
-  responses_ttft_ms: ReturnType<typeof summarise>;
-  /** Per round, the Responses TTFT minus the execute TTFT of the same round. */
-  paired_added_ms: ReturnType<typeof summarise>;
-}
-
-/** Rounds of one execute and one response (the order alternating), the same questions as the columns. */
-async function responsesRounds(stack: AgentryStack, agent: AgentBench): Promise<ResponsesFigures> {
-  const url = `${stack.apiUrl}/agents/${agent.agentId}/execute`;
-  const headers = { ...stack.key, 'x-pipeline-id': agent.pipelineId, 'x-llm-id': agent.llmId };
-  const execute: number[] = [];
-  const responses: number[] = [];
-  for (let i = 0; i < settings.warmup + settings.responsesRounds; i++) {
-    if (interrupted) throw new Error('interrupted');
-    const question = agent.questions[i % agent.questions.length]!;
-    const native = () =>
-      streamExecution(url, headers, { prompt: { question }, classification: 'internal' }).then(
-        (r) => r.ttftMs,
-      );
-    const ours = () => streamResponse(stack, agent, question);
-    let executeMs: number;
-    let responseMs: number;
-    if (i % 2 === 0) {
-      executeMs = await native();
-      responseMs = await ours();
-    } else {
-      responseMs = await ours();
-      executeMs = await native();
-    }
-    if (i < settings.warmup) continue;
-    execute.push(executeMs);
-    responses.push(responseMs);
-  }
-  return {
-    rounds: execute.length,
-    execute_ttft_ms: summarise(execute),
-    responses_ttft_ms: summarise(responses),
-    paired_added_ms: summarise(responses.map((r, i) => r - execute[i]!)),
-  };
-}
-
-function reportResponses(byMode: Record<string, ResponsesFigures>): void {
-  const figures: Figure[] = Object.entries(byMode).flatMap(([mode, f]) => [
-    { figure: `${mode}: execute TTFT p50`, value: f.execute_ttft_ms.p50, unit: 'ms' },
-    { figure: `${mode}: /v1/responses TTFT p50`, value: f.responses_ttft_ms.p50, unit: 'ms' },
-    {
-      figure: `${mode}: added TTFT of /v1/responses, p50 − p50`,
-      value: round(f.responses_ttft_ms.p50 - f.execute_ttft_ms.p50),
-      unit: 'ms',
-      target: { max: 2 },
-    },
-    {
-      figure: `${mode}: added TTFT, median of the rounds' differences`,
-      value: f.paired_added_ms.p50,
-      unit: 'ms',
-      target: { max: 2 },
-    },
-    {
-      figure: `${mode}: added TTFT p95 − p95`,
-      value: round(f.responses_ttft_ms.p95 - f.execute_ttft_ms.p95),
-      unit: 'ms',
-    },
-  ]);
-  printTable(`POST /v1/responses against POST /agents/{id}/execute, c=1, interleaved (issue 28)`, figures);
-  const file = writeResults('execution-responses', { date: new Date().toISOString(), modes: byMode });
-  console.log(`written to ${file} (key execution-responses)`);
 }
 
 main().catch((err: unknown) => {

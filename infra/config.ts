@@ -93,6 +93,11 @@ export interface Config {
   relayBatchMs: number;
   /** SPEC §18 request limits (AGENTRY_LIMIT_*). */
   limits: Limits;
+  /**
+   * The WebSocket mode of /v1/responses (SPEC OR-5): a connection's lifetime (then
+   * `websocket_connection_limit_reached`, as the specification's 60 minutes) and its ping interval.
+   */
+  webSocket: { limitSeconds: number; pingSeconds: number };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -204,6 +209,10 @@ function read(r: Reader): Config {
       maximumIntervalMs: 5_000,
     },
     limits: readLimits(r, bodyLimitBytes),
+    webSocket: {
+      limitSeconds: r.int('AGENTRY_WEBSOCKET_LIMIT_SECONDS', 3600, 1, 86_400),
+      pingSeconds: r.int('AGENTRY_WEBSOCKET_PING_SECONDS', 30, 1, 3600),
+    },
   };
 }
 

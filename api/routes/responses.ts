@@ -8,7 +8,6 @@ import express, { Router, type Response } from 'express';
 import type { StoredAnswer } from '../../services/answers';
 import type { ExecutionRecord } from '../../db/execution-store';
 import { Conflict } from '../../domain/errors';
-import { RELAY_START } from '../../infra/relay';
 import type { ExecutionResult } from '../../workflows/contracts';
 import type { AgentExecutionDeps } from '../agent-execution-start';
 import { principalOf } from '../auth';
@@ -19,11 +18,12 @@ import {
   cannotCancel,
   present,
   presentAgain,
+  relayGone,
   viewOfStored,
   visibleResponse,
 } from '../response-records';
 import type { StoredRequest } from '../responses-conversation';
-import { checkCreate, startAgentResponse, startPlainResponse } from '../responses-create';
+import { startResponse } from '../responses-create';
 import { answeredState, responseObject, type ResponseView } from '../responses-objects';
 import { streamQuery } from '../responses-request';
 import { sendArchivedResponse, streamResponse } from '../responses-stream';
@@ -71,9 +71,7 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
     async (req, res) => {
       const principal = principalOf(req);
       const body = req.body as ResponsesCreateBody;
-      const started = checkCreate(body)
-        ? await startAgentResponse(deps, req, principal, body)
-        : await startPlainResponse(deps, req, principal, body);
+      const started = await startResponse(deps, { req }, principal, body);
       const { view, trace } = started;
       if (body.stream) return streamResponse(deps, req, res, view, { hold: !body.background, trace });
       res.set(EXECUTION_ID_HEADER, view.id);
@@ -143,9 +141,8 @@ export function responseRoutes(routes: RouteRegistry, deps: ResponsesDeps): Rout
       }
       const { record } = stored;
       const view = viewOfStored(stored);
-      const relayGone =
-        record.status !== 'running' && (await deps.relay.read(record.id, RELAY_START)).length === 0;
-      if (!relayGone) return streamResponse(deps, req, res, view, { hold: false, startingAfter });
+      if (!(await relayGone(deps, record)))
+        return streamResponse(deps, req, res, view, { hold: false, startingAfter });
       sendArchivedResponse(res, view, archivedEvents(record, stored.answer, 0), startingAfter);
     },
   );
