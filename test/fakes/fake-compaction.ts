@@ -16,6 +16,10 @@ const asItems = (input: unknown): Json[] =>
       ? input
       : [];
 
+/** A kept message as the provider returns it: its content as parts, a string as one input_text. */
+const contentParts = (content: unknown): unknown =>
+  typeof content === 'string' ? [{ type: 'input_text', text: content }] : content;
+
 function send(res: ServerResponse, status: number, body: Json): void {
   res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': idOf('req') });
   res.end(JSON.stringify(body));
@@ -47,7 +51,13 @@ export async function handleCompaction(
     object: 'response.compaction',
     created_at: Math.floor(Date.now() / 1000),
     output: [
-      ...kept.map((item) => ({ id: idOf('msg'), type: 'message', status: 'completed', ...item })),
+      ...kept.map((item) => ({
+        id: idOf('msg'),
+        type: 'message',
+        status: 'completed',
+        ...item,
+        content: contentParts(item.content),
+      })),
       { id: idOf('cmp'), type: 'compaction', encrypted_content: encrypted },
     ],
     usage: {
